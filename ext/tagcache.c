@@ -1,0 +1,77 @@
+/* tagcache.c: the module: startup, ini, phpinfo, request end. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "php.h"
+#include "php_ini.h"
+#include "ext/standard/info.h"
+#include "php_tagcache.h"
+#include "tc_shm.h"
+
+PHP_INI_BEGIN()
+	PHP_INI_ENTRY("tagcache.shm.dir", "/dev/shm", PHP_INI_SYSTEM, NULL)
+	PHP_INI_ENTRY("tagcache.shm.size", "64M", PHP_INI_SYSTEM, NULL)
+	PHP_INI_ENTRY("tagcache.shm.segment", "default", PHP_INI_SYSTEM, NULL)
+PHP_INI_END()
+
+static void log_to_php(const char *msg)
+{
+	php_log_err((char *)msg);
+}
+
+static PHP_MINIT_FUNCTION(tagcache)
+{
+	(void)type;
+	REGISTER_INI_ENTRIES();
+	tc_crash_init();
+	tc_set_log_sink(log_to_php);
+	tc_class_minit();
+	return SUCCESS;
+}
+
+static PHP_MSHUTDOWN_FUNCTION(tagcache)
+{
+	(void)type;
+	UNREGISTER_INI_ENTRIES();
+	return SUCCESS;
+}
+
+/* A request that bailed out (hard timeout, fatal error) in the middle of a
+ * locked section must not leave the lock held. */
+static PHP_RSHUTDOWN_FUNCTION(tagcache)
+{
+	(void)type;
+	(void)module_number;
+	tc_shm_release_held();
+	return SUCCESS;
+}
+
+static PHP_MINFO_FUNCTION(tagcache)
+{
+	(void)zend_module;
+	php_info_print_table_start();
+	php_info_print_table_row(2, "tagcache support", "enabled");
+	php_info_print_table_row(2, "Version", PHP_TAGCACHE_VERSION);
+	php_info_print_table_row(2, "Backends", "shm");
+	php_info_print_table_row(2, "Shm segment layout", "1");
+	php_info_print_table_end();
+	DISPLAY_INI_ENTRIES();
+}
+
+zend_module_entry tagcache_module_entry = {
+	STANDARD_MODULE_HEADER,
+	"tagcache",
+	NULL,
+	PHP_MINIT(tagcache),
+	PHP_MSHUTDOWN(tagcache),
+	NULL,
+	PHP_RSHUTDOWN(tagcache),
+	PHP_MINFO(tagcache),
+	PHP_TAGCACHE_VERSION,
+	STANDARD_MODULE_PROPERTIES
+};
+
+#ifdef COMPILE_DL_TAGCACHE
+ZEND_GET_MODULE(tagcache)
+#endif

@@ -1,0 +1,148 @@
+<?php
+
+/**
+ * The single source of tagcache's PHP API. scripts/gen-stubs.sh turns it
+ * into tagcache_arginfo.h (committed).
+ *
+ * @generate-class-entries
+ */
+
+namespace TagCache {
+
+    /** Base of every error tagcache throws on purpose. */
+    class Exception extends \RuntimeException
+    {
+    }
+
+    /** Bad options: unknown value, wrong type, impossible size. */
+    class ConfigurationException extends Exception
+    {
+    }
+
+    /** The store cannot be opened or used: segment refused, disk error. */
+    class StorageException extends Exception
+    {
+    }
+
+    /** A server could not be reached or answered wrongly (network backends). */
+    class ConnectionException extends Exception
+    {
+    }
+
+    /** The Zend_Cache backend method set, plus stats() and loadMany(). */
+    interface Backend
+    {
+        /** @var string */
+        public const CLEANING_MODE_ALL = "all";
+        /** @var string */
+        public const CLEANING_MODE_OLD = "old";
+        /** @var string */
+        public const CLEANING_MODE_MATCHING_TAG = "matchingTag";
+        /** @var string */
+        public const CLEANING_MODE_NOT_MATCHING_TAG = "notMatchingTag";
+        /** @var string */
+        public const CLEANING_MODE_MATCHING_ANY_TAG = "matchingAnyTag";
+
+        public function setDirectives(array $directives): void;
+
+        public function getOption(string $name): mixed;
+
+        public function setOption(string $name, mixed $value): void;
+
+        public function load(string $id, bool $doNotTestCacheValidity = false): string|false;
+
+        public function loadMany(array $ids): array;
+
+        public function test(string $id): int|false;
+
+        public function save(string $data, string $id, array $tags = [], mixed $specificLifetime = false): bool;
+
+        public function remove(string $id): bool;
+
+        public function clean(string $mode = "all", array $tags = []): bool;
+
+        public function getIds(): array;
+
+        public function getTags(): array;
+
+        public function getIdsMatchingTags(array $tags = []): array;
+
+        public function getIdsNotMatchingTags(array $tags = []): array;
+
+        public function getIdsMatchingAnyTags(array $tags = []): array;
+
+        public function getFillingPercentage(): int;
+
+        public function getMetadatas(string $id): array|false;
+
+        public function touch(string $id, int $extraLifetime): bool;
+
+        public function getCapabilities(): array;
+
+        public function stats(): array;
+
+        public function verify(): array;
+
+        public function ___expire(string $id): void;
+    }
+
+    /**
+     * One object layout and one method set for every native backend; the
+     * concrete class only chooses the engine.
+     */
+    abstract class AbstractBackend implements Backend
+    {
+        public function __construct(array $options = []) {}
+
+        public function setDirectives(array $directives): void {}
+
+        public function getOption(string $name): mixed {}
+
+        public function setOption(string $name, mixed $value): void {}
+
+        public function load(string $id, bool $doNotTestCacheValidity = false): string|false {}
+
+        public function loadMany(array $ids): array {}
+
+        public function test(string $id): int|false {}
+
+        public function save(string $data, string $id, array $tags = [], mixed $specificLifetime = false): bool {}
+
+        public function remove(string $id): bool {}
+
+        public function clean(string $mode = "all", array $tags = []): bool {}
+
+        public function getIds(): array {}
+
+        public function getTags(): array {}
+
+        public function getIdsMatchingTags(array $tags = []): array {}
+
+        public function getIdsNotMatchingTags(array $tags = []): array {}
+
+        public function getIdsMatchingAnyTags(array $tags = []): array {}
+
+        public function getFillingPercentage(): int {}
+
+        public function getMetadatas(string $id): array|false {}
+
+        public function touch(string $id, int $extraLifetime): bool {}
+
+        public function getCapabilities(): array {}
+
+        public function stats(): array {}
+
+        public function verify(): array {}
+
+        public function ___expire(string $id): void {}
+
+        public function __serialize(): array {}
+
+        public function __unserialize(array $data): void {}
+    }
+
+    /** The named shared-memory segment under /dev/shm. */
+    final class Shm extends AbstractBackend
+    {
+    }
+}

@@ -1,0 +1,122 @@
+/*
+ * tc_backend.h: the one vtable every engine implements.
+ *
+ * Engines are plain C: no Zend API, no emalloc, no PHP types. The PHP layer
+ * (tc_class.c) parses and validates arguments, calls through this table and
+ * converts the results. Anything an engine hands back goes through the
+ * callbacks below, which the caller provides; an engine never calls them
+ * while it holds a lock of its own, because they may allocate, and an
+ * allocation in PHP can bail out (memory_limit) with a longjmp.
+ */
+#ifndef TC_BACKEND_H
+#define TC_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Return codes. */
+#define TC_OK      0
+#define TC_MISS    1  /* not found, expired, or nothing to do */
+#define TC_ERR    -1  /* failed; the engine's error buffer says why */
+
+/* Zend's infinite lifetime is an expiry far in the future (Zend File). */
+#define TC_EXPIRE_NEVER INT64_C(9999999999)
+
+#define TC_ID_MAX    1024
+#define TC_TAG_MAX   1024
+#define TC_TAGS_MAX  4096
+#define TC_ERRBUF    4608  /* room for a path of TC_OPT_STRMAX */
+
+typedef enum {
+	TC_CLEAN_ALL = 0,
+	TC_CLEAN_OLD,
+	TC_CLEAN_MATCHING,      /* carrying all the tags */
+	TC_CLEAN_NOT_MATCHING,  /* carrying none of them */
+	TC_CLEAN_MATCHING_ANY   /* carrying at least one */
+} tc_clean_mode;
+
+/* Which ids a listing wants; the tag modes share the clean numbering. */
+typedef tc_clean_mode tc_ids_mode;
+
+typedef struct {
+	const char *p;
+	size_t len;
+} tc_str;
+
+typedef struct {
+	int64_t expire;  /* unix time; TC_EXPIRE_NEVER for no expiry */
+	int64_t mtime;   /* unix time of the last save or touch */
+} tc_meta;
+
+/* Gives the engine a buffer of len bytes to fill (a zend_string in PHP).
+ * NULL means out of memory. */
+typedef char *(*tc_alloc_fn)(void *ctx, size_t len);
+/* Receives one string of a listing (an id, a tag). */
+typedef void (*tc_emit_fn)(void *ctx, const char *p, size_t len);
+/* Receives one named counter. */
+typedef void (*tc_stat_fn)(void *ctx, const char *name, int64_t value);
+
+/* An engine's option table, parsed by the common layer (tc_options.c):
+ * names are lower-case, values land at `offset` in the engine's config
+ * struct, coerced from Magento 1's strings. */
+typedef enum {
+	TC_OPT_INT,     /* int64_t */
+	TC_OPT_SIZE,    /* int64_t, accepts "64M", "1G", "512K" */
+	TC_OPT_STRING,  /* char[TC_OPT_STRMAX] */
+	TC_OPT_BOOL,    /* int */
+	TC_OPT_MODE,    /* int, file mode, accepts "0660" */
+	TC_OPT_SECONDS, /* double */
+	TC_OPT_IGNORED  /* accepted for compatibility, has no effect */
+} tc_opt_type;
+
+#define TC_OPT_STRMAX 4096
+
+typedef struct {
+	const char *name;
+	tc_opt_type type;
+	size_t offset;
+	int64_t min, max;  /* for INT, SIZE; ignored otherwise */
+	int fixed;         /* cannot change once the engine is open */
+} tc_option_spec;
+
+typedef struct tc_backend {
+	const char *name;
+	const tc_option_spec *options;  /* terminated by a NULL name */
+	size_t config_size;
+	/* Fill a config struct with defaults (ini values included). */
+	void (*defaults)(void *config);
+
+	int (*open)(void **state, const void *config, char *err);
+	void (*close)(void *state);
+
+	/* data: NULL for test(); allow_expired: Zend's doNotTestCacheValidity */
+	int (*load)(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc,
+	            void *ctx, char **data, size_t *len, tc_meta *meta);
+	int (*save)(void *st, tc_str id, tc_str data, const tc_str *tags,
+	            size_t ntags, int64_t expire, char *err);
+	int (*remove)(void *st, tc_str id);
+	int (*clean)(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags,
+	             char *err);
+	int (*ids)(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
+	           tc_emit_fn emit, void *ctx);
+	int (*tags)(void *st, tc_emit_fn emit, void *ctx);
+	int (*fill)(void *st);
+	/* tags of the entry go to emit, after the lock is released */
+	int (*metadata)(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit,
+	                void *ctx);
+	int (*touch)(void *st, tc_str id, int64_t extra);
+	/* Zend's ___expire() test hook */
+	int (*expire_now)(void *st, tc_str id);
+	void (*stats)(void *st, tc_stat_fn emit, void *ctx);
+	/* walks the whole store; each problem goes to emit; TC_OK if none */
+	int (*verify)(void *st, tc_emit_fn emit, void *ctx);
+} tc_backend;
+
+extern const tc_backend tc_backend_shm;
+
+/* Set once at module startup from TAGCACHE_TEST_CRASH: engines call
+ * tc_crash_point("name") where a SIGKILL test wants to stop them. */
+void tc_crash_point(const char *point);
+void tc_crash_init(void);
+
+#endif

@@ -1,0 +1,716 @@
+/*
+ * tc_class.c: the PHP classes. One object layout and one set of methods
+ * for every backend; the concrete class only picks the engine. Methods
+ * parse and validate arguments, call the engine's vtable and convert the
+ * results; they hold no engine lock while PHP allocates.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "php.h"
+#include "zend_exceptions.h"
+#include "ext/spl/spl_exceptions.h"
+#include "php_tagcache.h"
+#include "tagcache_arginfo.h"
+
+zend_class_entry *tc_ce_exception, *tc_ce_config_exception, *tc_ce_storage_exception,
+	*tc_ce_connection_exception, *tc_ce_backend, *tc_ce_abstract, *tc_ce_shm;
+
+static zend_object_handlers tc_handlers;
+
+static const tc_backend *backend_for(zend_class_entry *ce)
+{
+	for (; ce; ce = ce->parent) {
+		if (ce == tc_ce_shm) {
+			return &tc_backend_shm;
+		}
+	}
+	return NULL;
+}
+
+static zend_object *tc_create(zend_class_entry *ce)
+{
+	tc_object *o = zend_object_alloc(sizeof(tc_object), ce);
+
+	o->be = backend_for(ce);
+	o->state = NULL;
+	o->config = o->be ? ecalloc(1, o->be->config_size) : NULL;
+	o->lifetime = 3600;
+	o->lifetime_forever = false;
+	o->logging = false;
+	ZVAL_NULL(&o->logger);
+	zend_object_std_init(&o->std, ce);
+	object_properties_init(&o->std, ce);
+	o->std.handlers = &tc_handlers;
+	return &o->std;
+}
+
+static void tc_free(zend_object *obj)
+{
+	tc_object *o = tc_from_obj(obj);
+
+	if (o->state) {
+		o->be->close(o->state);
+		o->state = NULL;
+	}
+	if (o->config) {
+		efree(o->config);
+	}
+	zval_ptr_dtor(&o->logger);
+	zend_object_std_dtor(obj);
+}
+
+#define TC_THIS() tc_from_obj(Z_OBJ_P(ZEND_THIS))
+
+#define TC_CHECK(o) do { \
+		if (!(o)->state) { \
+			zend_throw_error(NULL, "%s object is not initialized: its constructor did not run", \
+			                 ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name)); \
+			RETURN_THROWS(); \
+		} \
+	} while (0)
+
+static bool check_id(zend_string *id, uint32_t arg)
+{
+	if (ZSTR_LEN(id) == 0) {
+		zend_argument_value_error(arg, "must not be empty");
+		return false;
+	}
+	if (ZSTR_LEN(id) > TC_ID_MAX) {
+		zend_argument_value_error(arg, "must be at most %d bytes long", TC_ID_MAX);
+		return false;
+	}
+	return true;
+}
+
+static inline tc_str S(zend_string *s)
+{
+	tc_str r = {ZSTR_VAL(s), ZSTR_LEN(s)};
+	return r;
+}
+
+/* Validated, de-duplicated tags; NULL with an exception on bad input.
+ * *n may be 0 (then the result is a dummy non-NULL pointer to free). */
+static tc_str *tags_arg(HashTable *ht, uint32_t arg, size_t *n)
+{
+	uint32_t cnt = ht ? zend_hash_num_elements(ht) : 0;
+	tc_str *out;
+	HashTable seen;
+	zval *v;
+	size_t k = 0;
+
+	*n = 0;
+	if (cnt > TC_TAGS_MAX) {
+		zend_argument_value_error(arg, "must hold at most %d tags", TC_TAGS_MAX);
+		return NULL;
+	}
+	out = safe_emalloc(cnt ? cnt : 1, sizeof(tc_str), 0);
+	if (!cnt) {
+		return out;
+	}
+	zend_hash_init(&seen, cnt, NULL, NULL, 0);
+	ZEND_HASH_FOREACH_VAL(ht, v) {
+		ZVAL_DEREF(v);
+		if (Z_TYPE_P(v) != IS_STRING) {
+			zend_argument_type_error(arg, "must contain only strings, %s found", zend_zval_type_name(v));
+			goto fail;
+		}
+		if (Z_STRLEN_P(v) == 0 || Z_STRLEN_P(v) > TC_TAG_MAX) {
+			zend_argument_value_error(arg, "must contain tags of 1 to %d bytes", TC_TAG_MAX);
+			goto fail;
+		}
+		if (zend_hash_add_empty_element(&seen, Z_STR_P(v))) {
+			out[k].p = Z_STRVAL_P(v);
+			out[k].len = Z_STRLEN_P(v);
+			k++;
+		}
+	} ZEND_HASH_FOREACH_END();
+	zend_hash_destroy(&seen);
+	*n = k;
+	return out;
+fail:
+	zend_hash_destroy(&seen);
+	efree(out);
+	return NULL;
+}
+
+static void warn(tc_object *o, const char *what, const char *err)
+{
+	(void)o;
+	php_error_docref(NULL, E_WARNING, "%s failed: %s", what, err);
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+static char *alloc_zstr(void *ctx, size_t len)
+{
+	zend_string **s = ctx;
+
+	if (*s) {
+		zend_string_efree(*s);
+	}
+	*s = zend_string_alloc(len, 0);
+	return ZSTR_VAL(*s);
+}
+
+static void emit_list(void *ctx, const char *p, size_t len)
+{
+	add_next_index_stringl((zval *)ctx, p, len);
+}
+
+static void emit_stat(void *ctx, const char *name, int64_t v)
+{
+	add_assoc_long((zval *)ctx, name, (zend_long)v);
+}
+
+/* -------------------------------------------------------------- methods */
+
+ZEND_METHOD(TagCache_AbstractBackend, __construct)
+{
+	(void)return_value;
+	tc_object *o = TC_THIS();
+	HashTable *opts = NULL, empty;
+	char err[TC_ERRBUF];
+	zend_result r;
+
+	ZEND_PARSE_PARAMETERS_START(0, 1)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_ARRAY_HT(opts)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!o->be) {
+		zend_throw_error(NULL, "%s is not a tagcache backend: extend a concrete backend class",
+		                 ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name));
+		RETURN_THROWS();
+	}
+	if (o->state) {
+		zend_throw_error(NULL, "%s is already constructed", ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name));
+		RETURN_THROWS();
+	}
+	if (!opts) {
+		zend_hash_init(&empty, 0, NULL, NULL, 0);
+		r = tc_options_init(o, &empty);
+		zend_hash_destroy(&empty);
+	} else {
+		r = tc_options_init(o, opts);
+	}
+	if (r != SUCCESS) {
+		RETURN_THROWS();
+	}
+	err[0] = '\0';
+	if (o->be->open(&o->state, o->config, err) != TC_OK) {
+		o->state = NULL;
+		zend_throw_exception_ex(tc_ce_storage_exception, 0, "%s", err);
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, setDirectives)
+{
+	(void)return_value;
+	tc_object *o = TC_THIS();
+	HashTable *d;
+	zend_string *key;
+	zend_ulong idx;
+	zval *v;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(d)
+	ZEND_PARSE_PARAMETERS_END();
+
+	ZEND_HASH_FOREACH_KEY_VAL(d, idx, key, v) {
+		if (!key) {
+			zend_throw_exception_ex(tc_ce_config_exception, 0,
+				"Incorrect directive name: " ZEND_ULONG_FMT " (directive names must be strings)", idx);
+			RETURN_THROWS();
+		}
+		ZVAL_DEREF(v);
+		if (zend_string_equals_literal_ci(key, "lifetime") || zend_string_equals_literal_ci(key, "logging")
+		    || zend_string_equals_literal_ci(key, "logger")) {
+			if (tc_option_set(o, key, v, true) != SUCCESS) {
+				RETURN_THROWS();
+			}
+		}
+	} ZEND_HASH_FOREACH_END();
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getOption)
+{
+	tc_object *o = TC_THIS();
+	zend_string *name;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!o->be) {
+		zend_throw_error(NULL, "%s object is not initialized", ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name));
+		RETURN_THROWS();
+	}
+	if (tc_option_get(o, name, return_value) != SUCCESS) {
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, setOption)
+{
+	(void)return_value;
+	tc_object *o = TC_THIS();
+	zend_string *name;
+	zval *value;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_STR(name)
+		Z_PARAM_ZVAL(value)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (tc_option_set(o, name, value, true) != SUCCESS) {
+		RETURN_THROWS();
+	}
+	/* options an open engine may take (lock_timeout) are read at open;
+	 * reopen cheaply so they apply */
+	{
+		char err[TC_ERRBUF];
+		void *st = NULL;
+
+		if (o->be->open(&st, o->config, err) == TC_OK) {
+			o->be->close(o->state);
+			o->state = st;
+		}
+	}
+}
+
+static int do_load(tc_object *o, zend_string *id, bool allow_expired, zval *rv)
+{
+	zend_string *buf = NULL;
+	char *data = NULL;
+	size_t len = 0;
+	tc_meta meta;
+	int r = o->be->load(o->state, S(id), allow_expired, alloc_zstr, &buf, &data, &len, &meta);
+
+	if (r == TC_OK) {
+		ZSTR_VAL(buf)[len] = '\0';
+		ZSTR_LEN(buf) = len;
+		ZVAL_NEW_STR(rv, buf);
+		return r;
+	}
+	if (buf) {
+		zend_string_efree(buf);
+	}
+	return r;
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, load)
+{
+	tc_object *o = TC_THIS();
+	zend_string *id;
+	bool dntcv = false;
+
+	ZEND_PARSE_PARAMETERS_START(1, 2)
+		Z_PARAM_STR(id)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_BOOL(dntcv)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (!check_id(id, 1)) {
+		RETURN_THROWS();
+	}
+	if (do_load(o, id, dntcv, return_value) != TC_OK) {
+		RETURN_FALSE;
+	}
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, loadMany)
+{
+	tc_object *o = TC_THIS();
+	HashTable *ids;
+	zval *v;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(ids)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	ZEND_HASH_FOREACH_VAL(ids, v) {
+		ZVAL_DEREF(v);
+		if (Z_TYPE_P(v) != IS_STRING) {
+			zend_argument_type_error(1, "must contain only strings, %s found", zend_zval_type_name(v));
+			RETURN_THROWS();
+		}
+		if (!check_id(Z_STR_P(v), 1)) {
+			RETURN_THROWS();
+		}
+	} ZEND_HASH_FOREACH_END();
+	array_init_size(return_value, zend_hash_num_elements(ids));
+	ZEND_HASH_FOREACH_VAL(ids, v) {
+		zval data;
+
+		ZVAL_DEREF(v);
+		if (do_load(o, Z_STR_P(v), false, &data) == TC_OK) {
+			zend_symtable_update(Z_ARRVAL_P(return_value), Z_STR_P(v), &data);
+		}
+	} ZEND_HASH_FOREACH_END();
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, test)
+{
+	tc_object *o = TC_THIS();
+	zend_string *id;
+	tc_meta meta;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(id)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (!check_id(id, 1)) {
+		RETURN_THROWS();
+	}
+	if (o->be->load(o->state, S(id), 0, NULL, NULL, NULL, NULL, &meta) != TC_OK) {
+		RETURN_FALSE;
+	}
+	RETURN_LONG((zend_long)meta.mtime);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, save)
+{
+	tc_object *o = TC_THIS();
+	zend_string *data, *id;
+	HashTable *tags = NULL;
+	zval *lt = NULL;
+	zend_long secs = o->lifetime;
+	bool forever = o->lifetime_forever;
+	tc_str *t;
+	size_t nt;
+	int64_t expire;
+	char err[TC_ERRBUF];
+	int r;
+
+	ZEND_PARSE_PARAMETERS_START(2, 4)
+		Z_PARAM_STR(data)
+		Z_PARAM_STR(id)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_ARRAY_HT(tags)
+		Z_PARAM_ZVAL(lt)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (!check_id(id, 2)) {
+		RETURN_THROWS();
+	}
+	if (lt && Z_TYPE_P(lt) != IS_FALSE) {
+		if (Z_TYPE_P(lt) == IS_TRUE) {
+			zend_argument_type_error(4, "must be of type int|false|null, true given");
+			RETURN_THROWS();
+		}
+		if (tc_lifetime_from_zval(lt, &secs, &forever, "save(): Argument #4 ($specificLifetime)") != SUCCESS) {
+			RETURN_THROWS();
+		}
+	}
+	if (ZSTR_LEN(data) > UINT32_MAX - 1) {
+		zend_argument_value_error(1, "must be shorter than 4 GB");
+		RETURN_THROWS();
+	}
+	t = tags_arg(tags, 3, &nt);
+	if (!t) {
+		RETURN_THROWS();
+	}
+	expire = forever ? TC_EXPIRE_NEVER : (int64_t)time(NULL) + secs;
+	err[0] = '\0';
+	r = o->be->save(o->state, S(id), S(data), t, nt, expire, err);
+	efree(t);
+	if (r != TC_OK) {
+		warn(o, "save", err);
+		RETURN_FALSE;
+	}
+	RETURN_TRUE;
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, remove)
+{
+	tc_object *o = TC_THIS();
+	zend_string *id;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(id)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (!check_id(id, 1)) {
+		RETURN_THROWS();
+	}
+	RETURN_BOOL(o->be->remove(o->state, S(id)) == TC_OK);
+}
+
+static bool parse_mode(zend_string *mode, tc_clean_mode *out)
+{
+	if (zend_string_equals_literal(mode, "all")) {
+		*out = TC_CLEAN_ALL;
+	} else if (zend_string_equals_literal(mode, "old")) {
+		*out = TC_CLEAN_OLD;
+	} else if (zend_string_equals_literal(mode, "matchingTag")) {
+		*out = TC_CLEAN_MATCHING;
+	} else if (zend_string_equals_literal(mode, "notMatchingTag")) {
+		*out = TC_CLEAN_NOT_MATCHING;
+	} else if (zend_string_equals_literal(mode, "matchingAnyTag")) {
+		*out = TC_CLEAN_MATCHING_ANY;
+	} else {
+		zend_argument_value_error(1, "must be one of \"all\", \"old\", \"matchingTag\", "
+		                             "\"notMatchingTag\" or \"matchingAnyTag\"");
+		return false;
+	}
+	return true;
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, clean)
+{
+	tc_object *o = TC_THIS();
+	zend_string *mode = NULL;
+	HashTable *tags = NULL;
+	tc_clean_mode m = TC_CLEAN_ALL;
+	tc_str *t;
+	size_t nt;
+	char err[TC_ERRBUF];
+	int r;
+
+	ZEND_PARSE_PARAMETERS_START(0, 2)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_STR(mode)
+		Z_PARAM_ARRAY_HT(tags)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (mode && !parse_mode(mode, &m)) {
+		RETURN_THROWS();
+	}
+	t = tags_arg(m >= TC_CLEAN_MATCHING ? tags : NULL, 2, &nt);
+	if (!t) {
+		RETURN_THROWS();
+	}
+	if (m >= TC_CLEAN_MATCHING && nt == 0) {
+		efree(t);
+		RETURN_TRUE;  /* a tag mode with no tag selects nothing */
+	}
+	err[0] = '\0';
+	r = o->be->clean(o->state, m, t, nt, err);
+	efree(t);
+	if (r == TC_ERR) {
+		warn(o, "clean", err);
+		RETURN_FALSE;
+	}
+	RETURN_TRUE;
+}
+
+static void list_ids(INTERNAL_FUNCTION_PARAMETERS, tc_ids_mode mode, bool has_tags)
+{
+	tc_object *o = TC_THIS();
+	HashTable *tags = NULL;
+	tc_str *t;
+	size_t nt;
+
+	if (has_tags) {
+		ZEND_PARSE_PARAMETERS_START(0, 1)
+			Z_PARAM_OPTIONAL
+			Z_PARAM_ARRAY_HT(tags)
+		ZEND_PARSE_PARAMETERS_END();
+	} else {
+		ZEND_PARSE_PARAMETERS_NONE();
+	}
+	TC_CHECK(o);
+	t = tags_arg(tags, 1, &nt);
+	if (!t) {
+		RETURN_THROWS();
+	}
+	array_init(return_value);
+	if (!has_tags || nt || mode == TC_CLEAN_NOT_MATCHING) {
+		o->be->ids(o->state, mode, t, nt, emit_list, return_value);
+	}
+	efree(t);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getIds)
+{
+	list_ids(INTERNAL_FUNCTION_PARAM_PASSTHRU, TC_CLEAN_ALL, false);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getIdsMatchingTags)
+{
+	list_ids(INTERNAL_FUNCTION_PARAM_PASSTHRU, TC_CLEAN_MATCHING, true);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getIdsNotMatchingTags)
+{
+	list_ids(INTERNAL_FUNCTION_PARAM_PASSTHRU, TC_CLEAN_NOT_MATCHING, true);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getIdsMatchingAnyTags)
+{
+	list_ids(INTERNAL_FUNCTION_PARAM_PASSTHRU, TC_CLEAN_MATCHING_ANY, true);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getTags)
+{
+	tc_object *o = TC_THIS();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+	TC_CHECK(o);
+	array_init(return_value);
+	o->be->tags(o->state, emit_list, return_value);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getFillingPercentage)
+{
+	tc_object *o = TC_THIS();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+	TC_CHECK(o);
+	RETURN_LONG(o->be->fill(o->state));
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getMetadatas)
+{
+	tc_object *o = TC_THIS();
+	zend_string *id;
+	zval tags;
+	tc_meta meta;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(id)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (!check_id(id, 1)) {
+		RETURN_THROWS();
+	}
+	array_init(&tags);
+	if (o->be->metadata(o->state, S(id), &meta, emit_list, &tags) != TC_OK) {
+		zval_ptr_dtor(&tags);
+		RETURN_FALSE;
+	}
+	array_init_size(return_value, 3);
+	add_assoc_long(return_value, "expire", (zend_long)meta.expire);
+	add_assoc_zval(return_value, "tags", &tags);
+	add_assoc_long(return_value, "mtime", (zend_long)meta.mtime);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, touch)
+{
+	tc_object *o = TC_THIS();
+	zend_string *id;
+	zend_long extra;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_STR(id)
+		Z_PARAM_LONG(extra)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (!check_id(id, 1)) {
+		RETURN_THROWS();
+	}
+	if (extra > 100L * 365 * 86400 || extra < -100L * 365 * 86400) {
+		zend_argument_value_error(2, "is out of range");
+		RETURN_THROWS();
+	}
+	RETURN_BOOL(o->be->touch(o->state, S(id), extra) == TC_OK);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getCapabilities)
+{
+	tc_object *o = TC_THIS();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+	(void)o;
+	array_init_size(return_value, 6);
+	add_assoc_bool(return_value, "automatic_cleaning", 0);
+	add_assoc_bool(return_value, "tags", 1);
+	add_assoc_bool(return_value, "expired_read", 1);
+	add_assoc_bool(return_value, "priority", 0);
+	add_assoc_bool(return_value, "infinite_lifetime", 1);
+	add_assoc_bool(return_value, "get_list", 1);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, stats)
+{
+	tc_object *o = TC_THIS();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+	TC_CHECK(o);
+	array_init(return_value);
+	o->be->stats(o->state, emit_stat, return_value);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, verify)
+{
+	tc_object *o = TC_THIS();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+	TC_CHECK(o);
+	array_init(return_value);
+	o->be->verify(o->state, emit_list, return_value);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, ___expire)
+{
+	(void)return_value;
+	tc_object *o = TC_THIS();
+	zend_string *id;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(id)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (!check_id(id, 1)) {
+		RETURN_THROWS();
+	}
+	o->be->expire_now(o->state, S(id));
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, __serialize)
+{
+	(void)return_value;
+	ZEND_PARSE_PARAMETERS_NONE();
+	zend_throw_exception_ex(NULL, 0, "Serialization of '%s' is not allowed",
+	                        ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name));
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, __unserialize)
+{
+	HashTable *d;
+
+	(void)return_value;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(d)
+	ZEND_PARSE_PARAMETERS_END();
+	(void)d;
+	zend_throw_exception_ex(NULL, 0, "Unserialization of '%s' is not allowed",
+	                        ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name));
+}
+
+void tc_class_minit(void)
+{
+	tc_ce_exception = register_class_TagCache_Exception(spl_ce_RuntimeException);
+	tc_ce_config_exception = register_class_TagCache_ConfigurationException(tc_ce_exception);
+	tc_ce_storage_exception = register_class_TagCache_StorageException(tc_ce_exception);
+	tc_ce_connection_exception = register_class_TagCache_ConnectionException(tc_ce_exception);
+	tc_ce_backend = register_class_TagCache_Backend();
+	tc_ce_abstract = register_class_TagCache_AbstractBackend(tc_ce_backend);
+	tc_ce_shm = register_class_TagCache_Shm(tc_ce_abstract);
+
+	memcpy(&tc_handlers, zend_get_std_object_handlers(), sizeof(tc_handlers));
+	tc_handlers.offset = XtOffsetOf(tc_object, std);
+	tc_handlers.free_obj = tc_free;
+	tc_handlers.clone_obj = NULL;  /* a handle on a segment or socket is not copied */
+
+	tc_ce_abstract->create_object = tc_create;
+	tc_ce_shm->create_object = tc_create;
+#ifdef ZEND_ACC_NOT_SERIALIZABLE
+	tc_ce_abstract->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
+	tc_ce_shm->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
+#endif
+}

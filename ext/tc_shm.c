@@ -1,0 +1,1347 @@
+/*
+ * tc_shm.c: the shared-memory engine behind TagCache\Shm.
+ *
+ * Readers take no lock: load() and test() follow the index under a seqlock
+ * and copy what they found, then check that no writer changed the index in
+ * the meantime; every offset they follow is bounds-checked first, so a
+ * concurrent change can cost a retry but never a wild read. Writers take
+ * one robust process-shared mutex; a writer killed while holding it is
+ * detected by the next (EOWNERDEAD) and the index is rebuilt from the
+ * checksummed entries (tc_shm_recover.c).
+ *
+ * A save writes the new entry into a fresh block first, and only then,
+ * inside a short odd-sequence window, switches the index to it: a reader
+ * sees the old value or the new one, never a mix.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tc_shm.h"
+#include "tc_hash.h"
+
+#define SEED_KEY   UINT64_C(0x6b6579)
+#define SEED_TAG   UINT64_C(0x746167)
+#define SEED_CHECK UINT64_C(0x636865636b)
+#define BATCH      32  /* removals per odd window, so readers get through */
+
+/* A growable buffer of length-prefixed strings, filled under the lock with
+ * malloc (which fails softly) and emitted to PHP after the unlock. */
+typedef struct {
+	unsigned char *p;
+	size_t len, cap;
+	int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const void *s, uint32_t n)
+{
+	if (b->oom) {
+		return;
+	}
+	if (b->len + 4 + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		unsigned char *np;
+
+		while (cap < b->len + 4 + n) {
+			cap *= 2;
+		}
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, &n, 4);
+	memcpy(b->p + b->len + 4, s, n);
+	b->len += 4 + n;
+}
+
+static void sb_cb(void *ctx, const char *p, size_t n)
+{
+	sb_add(ctx, p, (uint32_t)n);
+}
+
+static void sb_emit(sbuf *b, tc_emit_fn emit, void *ctx)
+{
+	size_t o = 0;
+	uint32_t n;
+
+	while (o < b->len) {
+		memcpy(&n, b->p + o, 4);
+		emit(ctx, (const char *)b->p + o + 4, n);
+		o += 4 + n;
+	}
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+int64_t tc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+uint32_t tc_key_hash(const unsigned char *p, size_t len)
+{
+	return (uint32_t)tc_hash(p, len, SEED_KEY);
+}
+
+uint32_t tc_tag_hash(const unsigned char *p, size_t len)
+{
+	return (uint32_t)tc_hash(p, len, SEED_TAG);
+}
+
+uint32_t tc_entry_check(const tc_entry *e)
+{
+	uint64_t seed = SEED_CHECK ^ e->version ^ ((uint64_t)e->klen << 40)
+	                ^ ((uint64_t)e->vlen << 8) ^ ((uint64_t)e->ntags << 56) ^ e->tnlen;
+	const unsigned char *k = TC_KEY(e);
+
+	return (uint32_t)tc_hash(k, (size_t)e->klen + e->vlen + e->tnlen, seed);
+}
+
+static uint64_t entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen)
+{
+	return sizeof(tc_blk) + sizeof(tc_entry) + ntags * sizeof(tc_link) + klen + vlen + tnlen;
+}
+
+/* A block that claims to be an entry, checked against the heap's bounds. */
+int tc_entry_sane(const tc_shm_map *m, tc_ref r)
+{
+	const tc_blk *b;
+	const tc_entry *e;
+
+	if (!tc_ref_ok(m, r)) {
+		return 0;
+	}
+	b = TC_BLK(m, r);
+	if (b->type != TC_B_ENTRY || b->size < 4 || b->size > m->heap_units - 1 - r) {
+		return 0;
+	}
+	e = TC_ENTRY(b);
+	return entry_bytes(e->ntags, e->klen, e->vlen, e->tnlen) <= (uint64_t)b->size * TC_UNIT;
+}
+
+static inline void seq_begin(tc_shm_hdr *h)
+{
+	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void seq_end(tc_shm_hdr *h)
+{
+	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
+}
+
+static void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- lock */
+
+static int wlock(tc_shm *s, char *err)
+{
+	tc_shm_map *m = s->m;
+	struct timespec ts;
+	double t = s->lock_timeout > 0 ? s->lock_timeout : 5.0;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)t;
+	ts.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	r = pthread_mutex_timedlock(&m->hdr->lock, &ts);
+	if (r == EOWNERDEAD) {
+		m->held = 1;
+		m->hdr->lock_recoveries++;
+		tc_shm_repair(m, "a process died while holding the write lock");
+		pthread_mutex_consistent(&m->hdr->lock);
+		return TC_OK;
+	}
+	if (r != 0) {
+		if (err) {
+			if (r == ETIMEDOUT) {
+				snprintf(err, TC_ERRBUF, "%s: write lock not acquired within %.3g s", m->path, t);
+			} else {
+				snprintf(err, TC_ERRBUF, "%s: write lock: %s", m->path, strerror(r));
+			}
+		}
+		return TC_ERR;
+	}
+	m->held = 1;
+	if (m->hdr->needs_repair || m->tainted) {
+		tc_shm_repair(m, m->tainted ? "inconsistent structure found"
+		                            : "a request ended while holding the write lock");
+	}
+	return TC_OK;
+}
+
+static void wunlock(tc_shm_map *m)
+{
+	if (m->tainted) {
+		tc_shm_repair(m, "inconsistent structure found");
+	}
+	m->held = 0;
+	pthread_mutex_unlock(&m->hdr->lock);
+}
+
+/* --------------------------------------------------------------- index */
+
+/* Under the lock: slot id (1-based) of the key, 0 if absent. Sets tainted
+ * when the chain is broken. */
+uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h)
+{
+	uint32_t i = m->buckets[h & m->bmask], steps = 0;
+
+	while (i) {
+		tc_slot *sl;
+
+		if (i > m->nslots || ++steps > m->nslots) {
+			m->tainted = 1;
+			return 0;
+		}
+		sl = &m->slots[i - 1];
+		if (sl->hash == h) {
+			tc_entry *e;
+
+			if (!tc_entry_sane(m, sl->blk)) {
+				m->tainted = 1;
+				return 0;
+			}
+			e = TC_ENTRY(TC_BLK(m, sl->blk));
+			if (e->klen == klen && memcmp(TC_KEY(e), k, klen) == 0) {
+				return i;
+			}
+		}
+		i = sl->next;
+	}
+	return 0;
+}
+
+static tc_entry *slot_entry(tc_shm_map *m, uint32_t id)
+{
+	return TC_ENTRY(TC_BLK(m, m->slots[id - 1].blk));
+}
+
+tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = m->tagbuckets[h & m->tbmask];
+	uint32_t steps = 0;
+
+	while (t) {
+		tc_tag *T;
+
+		if (!tc_ref_ok(m, t) || TC_BLK(m, t)->type != TC_B_TAG || ++steps > m->heap_units) {
+			m->tainted = 1;
+			return 0;
+		}
+		T = TC_TAGREC(TC_BLK(m, t));
+		if (T->hash == h && T->nlen == len && memcmp(TC_TAGNAME(T), name, len) == 0) {
+			return t;
+		}
+		t = T->next;
+	}
+	return 0;
+}
+
+/* Find or create (with no member yet). 0 when the heap has no room. */
+tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = tc_tag_find(m, name, len, h);
+	tc_tag *T;
+
+	if (t || m->tainted) {
+		return t;
+	}
+	t = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + len + TC_UNIT - 1) / TC_UNIT), TC_B_TAG);
+	if (!t) {
+		return 0;
+	}
+	T = TC_TAGREC(TC_BLK(m, t));
+	T->hash = h;
+	T->count = 0;
+	T->cap = 0;
+	T->arr = 0;
+	T->nlen = len;
+	memcpy(TC_TAGNAME(T), name, len);
+	T->next = m->tagbuckets[h & m->tbmask];
+	m->tagbuckets[h & m->tbmask] = t;
+	m->hdr->tags++;
+	return t;
+}
+
+/* Room for one more member. */
+int tc_tag_reserve(tc_shm_map *m, tc_ref t)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t cap;
+	tc_ref a;
+
+	if (T->count < T->cap) {
+		return 0;
+	}
+	cap = T->cap ? T->cap * 2 : 4;
+	a = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + (uint64_t)cap * 4 + TC_UNIT - 1) / TC_UNIT), TC_B_TARR);
+	if (!a) {
+		return -1;
+	}
+	T = TC_TAGREC(TC_BLK(m, t));
+	if (T->arr) {
+		memcpy(TC_TARR(TC_BLK(m, a)), TC_TARR(TC_BLK(m, T->arr)), (size_t)T->count * 4);
+		tc_free_blk(m, T->arr);
+	}
+	T->arr = a;
+	T->cap = cap;
+	return 0;
+}
+
+void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+
+	TC_TARR(TC_BLK(m, T->arr))[T->count] = slot;
+	l->tag = t;
+	l->pos = T->count;
+	T->count++;
+}
+
+void tc_tag_drop(tc_shm_map *m, tc_ref t)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	tc_ref *p = &m->tagbuckets[T->hash & m->tbmask];
+	uint32_t steps = 0;
+
+	while (*p && *p != t && ++steps < m->heap_units) {
+		p = &TC_TAGREC(TC_BLK(m, *p))->next;
+	}
+	if (*p == t) {
+		*p = T->next;
+	}
+	if (T->arr) {
+		tc_free_blk(m, T->arr);
+	}
+	tc_free_blk(m, t);
+	m->hdr->tags--;
+}
+
+static void tag_unlink(tc_shm_map *m, tc_ref t, uint32_t pos)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t *arr = TC_TARR(TC_BLK(m, T->arr));
+	uint32_t last = T->count - 1;
+
+	if (pos != last) {
+		uint32_t moved = arr[last], j;
+		tc_entry *e = slot_entry(m, moved);
+		tc_link *l = TC_LINKS(e);
+
+		arr[pos] = moved;
+		for (j = 0; j < e->ntags; j++) {
+			if (l[j].tag == t && l[j].pos == last) {
+				l[j].pos = pos;
+				break;
+			}
+		}
+	}
+	T->count--;
+	if (T->count == 0) {
+		tc_tag_drop(m, t);
+	}
+}
+
+/* Inside an odd window: take the entry out of the index, free its block. */
+void tc_remove_entry(tc_shm_map *m, uint32_t id)
+{
+	tc_slot *sl = &m->slots[id - 1];
+	tc_ref r = sl->blk;
+	tc_blk *b = TC_BLK(m, r);
+	tc_entry *e = TC_ENTRY(b);
+	tc_link *l = TC_LINKS(e);
+	uint32_t *p = &m->buckets[sl->hash & m->bmask], j, steps = 0;
+
+	__atomic_store_n(&b->type, TC_B_DEAD, __ATOMIC_RELEASE);
+	while (*p && *p != id && ++steps <= m->nslots) {
+		p = &m->slots[*p - 1].next;
+	}
+	if (*p == id) {
+		*p = sl->next;
+	}
+	for (j = 0; j < e->ntags; j++) {
+		tag_unlink(m, l[j].tag, l[j].pos);
+	}
+	sl->blk = 0;
+	sl->hash = 0;
+	sl->next = m->hdr->free_slot;
+	m->hdr->free_slot = id;
+	m->hdr->entries--;
+	tc_free_blk(m, r);
+}
+
+/* Removes a list of slots, a few per odd window. */
+static void remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i % BATCH == 0) {
+			if (i) {
+				seq_end(m->hdr);
+			}
+			seq_begin(m->hdr);
+		}
+		if (m->slots[ids[i] - 1].blk) {
+			tc_remove_entry(m, ids[i]);
+		}
+		if (i == 0 && crash) {
+			tc_crash_point(crash);
+		}
+	}
+	if (n) {
+		seq_end(m->hdr);
+	}
+}
+
+/* ------------------------------------------------------------ eviction */
+
+/* Removes every expired entry; keeps min_expire exact for the rest. */
+static void sweep_expired(tc_shm_map *m, int64_t now)
+{
+	uint32_t i, n = 0, cap = 256;
+	uint32_t *ids = malloc(cap * sizeof(uint32_t));
+	int64_t next = TC_EXPIRE_NEVER;
+
+	if (!ids) {
+		return;
+	}
+	for (i = 1; i <= m->nslots; i++) {
+		tc_entry *e;
+
+		if (!m->slots[i - 1].blk) {
+			continue;
+		}
+		e = slot_entry(m, i);
+		if (e->expire < now) {
+			if (n == cap) {
+				uint32_t *np = realloc(ids, cap * 2 * sizeof(uint32_t));
+				if (!np) {
+					break;
+				}
+				ids = np;
+				cap *= 2;
+			}
+			ids[n++] = i;
+		} else if (e->expire < next) {
+			next = e->expire;
+		}
+	}
+	remove_list(m, ids, n, NULL);
+	m->hdr->expirations += n;
+	m->hdr->min_expire = i > m->nslots ? next : now;
+	free(ids);
+}
+
+/* Evicts one entry: an expired one if the sample finds it, else the least
+ * recently read of a sample taken round the slot table (a CLOCK-like hand,
+ * so every entry gets looked at in turn). 0 when the table is empty. */
+static int evict_one(tc_shm_map *m, int64_t now)
+{
+	uint32_t best = 0, best_atime = UINT32_MAX, seen = 0, n;
+	int expired = 0;
+
+	for (n = 0; n < m->nslots && seen < 16; n++) {
+		uint32_t id = (m->hdr->clock++ % m->nslots) + 1;
+		tc_slot *sl = &m->slots[id - 1];
+
+		if (!sl->blk) {
+			continue;
+		}
+		seen++;
+		if (slot_entry(m, id)->expire < now) {
+			best = id;
+			expired = 1;
+			break;
+		}
+		if (sl->atime < best_atime) {
+			best = id;
+			best_atime = sl->atime;
+		}
+	}
+	if (!best) {
+		return 0;
+	}
+	seq_begin(m->hdr);
+	tc_remove_entry(m, best);
+	seq_end(m->hdr);
+	if (expired) {
+		m->hdr->expirations++;
+	} else {
+		m->hdr->evictions++;
+	}
+	return 1;
+}
+
+/* Makes room: expired entries first, then least recently used. */
+static int make_room(tc_shm_map *m, int64_t now)
+{
+	if (m->hdr->min_expire < now && m->hdr->entries) {
+		uint32_t before = m->hdr->entries;
+
+		sweep_expired(m, now);
+		if (m->hdr->entries < before) {
+			return 1;
+		}
+	}
+	return evict_one(m, now);
+}
+
+static tc_ref alloc_room(tc_shm_map *m, uint32_t units, uint16_t type, int64_t now)
+{
+	uint32_t tries;
+
+	for (tries = 0; tries <= m->nslots + 1; tries++) {
+		tc_ref r = tc_alloc(m, units, type);
+
+		if (r || m->tainted) {
+			return r;
+		}
+		if (!make_room(m, now)) {
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- operations */
+
+static const tc_option_spec shm_options[] = {
+	{"segment", TC_OPT_STRING, offsetof(tc_shm_config, segment), 0, 0, 1},
+	{"dir", TC_OPT_STRING, offsetof(tc_shm_config, dir), 0, 0, 1},
+	{"path", TC_OPT_STRING, offsetof(tc_shm_config, path), 0, 0, 1},
+	{"size", TC_OPT_SIZE, offsetof(tc_shm_config, size), TC_MIN_SIZE, INT64_C(1) << 36, 1},
+	{"max_entries", TC_OPT_INT, offsetof(tc_shm_config, max_entries), 0, INT64_C(1) << 30, 1},
+	{"mode", TC_OPT_MODE, offsetof(tc_shm_config, mode), 0, 0, 1},
+	{"lock_timeout", TC_OPT_SECONDS, offsetof(tc_shm_config, lock_timeout), 0, 0, 0},
+	{"automatic_cleaning_factor", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{NULL, 0, 0, 0, 0, 0}
+};
+
+/* ini defaults, set by the module (tagcache.c) */
+const char *tc_shm_ini_dir = "/dev/shm";
+const char *tc_shm_ini_segment = "default";
+int64_t tc_shm_ini_size = 64 * 1024 * 1024;
+
+static void shm_defaults(void *config)
+{
+	tc_shm_config *c = config;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->segment, sizeof(c->segment), "%s", tc_shm_ini_segment);
+	snprintf(c->dir, sizeof(c->dir), "%s", tc_shm_ini_dir);
+	c->size = tc_shm_ini_size;
+	c->mode = 0600;
+	c->lock_timeout = 5.0;
+}
+
+static int shm_open_(void **state, const void *config, char *err)
+{
+	const tc_shm_config *c = config;
+	tc_shm *s;
+	tc_shm_map *m;
+	int mode = c->mode & 0777;
+
+	if (mode != 0600 && mode != 0640 && mode != 0660) {
+		snprintf(err, TC_ERRBUF, "mode %04o: use 0600, 0640 or 0660", (unsigned)mode);
+		return TC_ERR;
+	}
+	if (tc_shm_attach(c, &m, err) != TC_OK) {
+		return TC_ERR;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	s->m = m;
+	s->lock_timeout = c->lock_timeout;
+	*state = s;
+	return TC_OK;
+}
+
+static void shm_close(void *state)
+{
+	free(state);  /* the mapping stays for the process's lifetime */
+}
+
+static void backoff(int attempt)
+{
+	if (attempt < 8) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	} else if (attempt < 64) {
+		sched_yield();
+	} else {
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The lock-free read. TC_OK / TC_MISS, or 2: could not get a stable
+ * view (a writer died in the window, or the index is damaged): the caller
+ * falls back to the lock. */
+static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, int64_t now,
+                         tc_alloc_fn alloc, void *ctx, char **data, size_t *len, tc_meta *meta)
+{
+	tc_shm_map *m = s->m;
+	tc_shm_hdr *H = m->hdr;
+	int attempt;
+
+	for (attempt = 0; attempt < 200; attempt++) {
+		uint64_t s1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
+		uint32_t i, steps = 0, found = 0;
+		tc_blk b;
+		tc_entry e;
+		tc_ref r = 0;
+		int bad = 0;
+
+		if (s1 & 1) {
+			backoff(attempt);
+			continue;
+		}
+		i = __atomic_load_n(&m->buckets[h & m->bmask], __ATOMIC_RELAXED);
+		while (i) {
+			tc_slot *sl;
+
+			if (i > m->nslots || ++steps > m->nslots) {
+				bad = 1;
+				break;
+			}
+			sl = &m->slots[i - 1];
+			if (__atomic_load_n(&sl->hash, __ATOMIC_RELAXED) == h) {
+				r = __atomic_load_n(&sl->blk, __ATOMIC_RELAXED);
+				if (!tc_ref_ok(m, r)) {
+					bad = 1;
+					break;
+				}
+				memcpy(&b, TC_BLK(m, r), sizeof(b));
+				if (b.size < 4 || b.size > m->heap_units - 1 - r) {
+					bad = 1;
+					break;
+				}
+				memcpy(&e, TC_ENTRY(TC_BLK(m, r)), sizeof(e));
+				if (entry_bytes(e.ntags, e.klen, e.vlen, e.tnlen) > (uint64_t)b.size * TC_UNIT) {
+					bad = 1;
+					break;
+				}
+				if (b.type == TC_B_ENTRY && e.klen == id.len
+				    && memcmp(TC_PAYLOAD(TC_BLK(m, r)) + sizeof(tc_entry) + (size_t)e.ntags * sizeof(tc_link),
+				              id.p, id.len) == 0) {
+					found = i;
+					break;
+				}
+			}
+			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&H->seq, __ATOMIC_RELAXED) != s1) {
+			backoff(attempt);
+			continue;
+		}
+		if (bad) {
+			m->tainted = 1;
+			return 2;
+		}
+		if (!found || (!allow_expired && e.expire < now)) {
+			count(&H->stripes[tc_shm_stripe].misses);
+			return TC_MISS;
+		}
+		if (data) {
+			const unsigned char *v = TC_PAYLOAD(TC_BLK(m, r)) + sizeof(tc_entry)
+			                         + (size_t)e.ntags * sizeof(tc_link) + e.klen;
+			char *buf = alloc(ctx, e.vlen);
+
+			if (!buf) {
+				return TC_ERR;
+			}
+			memcpy(buf, v, e.vlen);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&H->seq, __ATOMIC_RELAXED) != s1) {
+				continue;  /* the next alloc() replaces this buffer */
+			}
+			*data = buf;
+			*len = e.vlen;
+		}
+		meta->expire = e.expire;
+		meta->mtime = e.mtime;
+		if (m->slots[found - 1].atime != (uint32_t)now) {
+			__atomic_store_n(&m->slots[found - 1].atime, (uint32_t)now, __ATOMIC_RELAXED);
+		}
+		count(&H->stripes[tc_shm_stripe].hits);
+		return TC_OK;
+	}
+	return 2;
+}
+
+static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                    char **data, size_t *len, tc_meta *meta)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	uint32_t h = tc_key_hash((const unsigned char *)id.p, id.len), slot;
+	int64_t now = tc_now();
+	int rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
+	unsigned char *copy = NULL;
+	size_t vlen = 0;
+
+	if (rc != 2) {
+		return rc;
+	}
+	/* Slow path: under the lock, which also repairs what it must. */
+	if (wlock(s, NULL) != TC_OK) {
+		return TC_MISS;
+	}
+	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len, h);
+	if (slot) {
+		tc_entry *e = slot_entry(m, slot);
+
+		if (allow_expired || e->expire >= now) {
+			meta->expire = e->expire;
+			meta->mtime = e->mtime;
+			vlen = e->vlen;
+			if (data) {
+				copy = malloc(vlen ? vlen : 1);
+				if (copy) {
+					memcpy(copy, TC_VALUE(e), vlen);
+				}
+			}
+		} else {
+			slot = 0;
+		}
+	}
+	wunlock(m);
+	if (!slot) {
+		count(&m->hdr->stripes[tc_shm_stripe].misses);
+		return TC_MISS;
+	}
+	count(&m->hdr->stripes[tc_shm_stripe].hits);
+	if (data) {
+		char *buf;
+
+		if (!copy || !(buf = alloc(ctx, vlen))) {
+			free(copy);
+			return TC_ERR;
+		}
+		memcpy(buf, copy, vlen);
+		free(copy);
+		*data = buf;
+		*len = vlen;
+	}
+	return TC_OK;
+}
+
+/* Drops tags created for a save that did not happen. */
+static void drop_unused_tags(tc_shm_map *m, const tc_str *tags, size_t ntags)
+{
+	size_t i;
+
+	for (i = 0; i < ntags; i++) {
+		const unsigned char *p = (const unsigned char *)tags[i].p;
+		tc_ref t = tc_tag_find(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
+
+		if (t && TC_TAGREC(TC_BLK(m, t))->count == 0) {
+			tc_tag_drop(m, t);
+		}
+	}
+}
+
+static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags,
+                    int64_t expire, char *err)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	tc_shm_hdr *H = m->hdr;
+	uint64_t tnlen = 0, need;
+	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
+	tc_ref r = 0, oref = 0, *trefs;
+	tc_entry *e;
+	unsigned char *w;
+	int64_t now = tc_now();
+	size_t i;
+	int tries;
+
+	for (i = 0; i < ntags; i++) {
+		tnlen += 2 + tags[i].len;
+	}
+	need = entry_bytes(ntags, id.len, data.len, tnlen);
+	/* An entry that cannot fit even in an empty heap fails before
+	 * anything is touched: no eviction for nothing. */
+	if (need > (uint64_t)(m->heap_units - 2) * TC_UNIT / 2 || ntags > TC_TAGS_MAX) {
+		snprintf(err, TC_ERRBUF, "%s: an entry of %llu bytes does not fit in this segment (size %llu)",
+		         m->path, (unsigned long long)need, (unsigned long long)m->size);
+		return TC_ERR;
+	}
+	units = (uint32_t)((need + TC_UNIT - 1) / TC_UNIT);
+	trefs = malloc((ntags ? ntags : 1) * sizeof(tc_ref));
+	if (!trefs) {
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	if (wlock(s, err) != TC_OK) {
+		free(trefs);
+		return TC_ERR;
+	}
+	tc_crash_point("save_locked");
+	r = alloc_room(m, units, TC_B_ENTRY, now);
+	if (!r) {
+		goto full;
+	}
+	e = TC_ENTRY(TC_BLK(m, r));
+	e->version = ++H->version;
+	e->expire = expire;
+	e->mtime = now;
+	e->klen = (uint32_t)id.len;
+	e->vlen = (uint32_t)data.len;
+	e->ntags = (uint32_t)ntags;
+	e->tnlen = (uint32_t)tnlen;
+	e->hash = h;
+	memset(TC_LINKS(e), 0, ntags * sizeof(tc_link));
+	memcpy(TC_KEY(e), id.p, id.len);
+	memcpy(TC_VALUE(e), data.p, data.len);
+	w = TC_NAMES(e);
+	for (i = 0; i < ntags; i++) {
+		uint16_t n = (uint16_t)tags[i].len;
+
+		memcpy(w, &n, 2);
+		memcpy(w + 2, tags[i].p, n);
+		w += 2 + n;
+	}
+	e->check = tc_entry_check(e);
+
+	/* Tag records and room in their member arrays, evicting if needed;
+	 * the new block is not in the index, so eviction cannot take it. */
+	for (tries = 0;; tries++) {
+		int ok = 1;
+
+		old = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len, h);
+		if (!old && !H->free_slot) {
+			ok = 0;
+		}
+		for (i = 0; ok && i < ntags; i++) {
+			const unsigned char *p = (const unsigned char *)tags[i].p;
+
+			trefs[i] = tc_tag_get(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
+			if (!trefs[i] || tc_tag_reserve(m, trefs[i]) != 0) {
+				ok = 0;
+			}
+		}
+		if (m->tainted) {
+			goto full;
+		}
+		if (ok) {
+			break;
+		}
+		if (tries > 64 || !make_room(m, now)) {
+			goto full;
+		}
+	}
+	tc_crash_point("save_unpublished");
+
+	seq_begin(H);
+	if (old) {
+		slot = old;
+		oref = m->slots[old - 1].blk;
+		__atomic_store_n(&TC_BLK(m, oref)->type, TC_B_DEAD, __ATOMIC_RELEASE);
+		__atomic_store_n(&m->slots[old - 1].blk, r, __ATOMIC_RELEASE);
+	} else {
+		tc_slot *sl;
+
+		slot = H->free_slot;
+		sl = &m->slots[slot - 1];
+		H->free_slot = sl->next;
+		sl->hash = h;
+		sl->blk = r;
+		sl->next = m->buckets[h & m->bmask];
+		m->buckets[h & m->bmask] = slot;
+		H->entries++;
+	}
+	TC_BLK(m, r)->aux = slot;
+	m->slots[slot - 1].atime = (uint32_t)now;
+	tc_crash_point("save_publishing");
+	/* Link the new entry before unlinking the old one, so that a tag both
+	 * carry never drops to zero members (which would free its record). */
+	for (i = 0; i < ntags; i++) {
+		tc_tag_link(m, trefs[i], slot, &TC_LINKS(e)[i]);
+	}
+	if (oref) {
+		tc_entry *oe = TC_ENTRY(TC_BLK(m, oref));
+		tc_link *ol = TC_LINKS(oe);
+		uint32_t j;
+
+		for (j = 0; j < oe->ntags; j++) {
+			tag_unlink(m, ol[j].tag, ol[j].pos);
+		}
+		tc_free_blk(m, oref);
+	}
+	seq_end(H);
+	if (expire < H->min_expire) {
+		H->min_expire = expire;
+	}
+	H->writes++;
+	wunlock(m);
+	free(trefs);
+	return TC_OK;
+
+full:
+	if (!m->tainted) {
+		if (r) {
+			tc_free_blk(m, r);
+		}
+		drop_unused_tags(m, tags, ntags);
+	}
+	wunlock(m);
+	free(trefs);
+	snprintf(err, TC_ERRBUF, "%s: no room for an entry of %llu bytes", m->path,
+	         (unsigned long long)need);
+	return TC_ERR;
+}
+
+static int shm_remove(void *st, tc_str id)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	uint32_t slot;
+
+	if (wlock(s, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len,
+	            tc_key_hash((const unsigned char *)id.p, id.len));
+	if (slot) {
+		seq_begin(m->hdr);
+		tc_remove_entry(m, slot);
+		seq_end(m->hdr);
+		m->hdr->writes++;
+	}
+	wunlock(m);
+	return slot ? TC_OK : TC_MISS;
+}
+
+/* Tag names to records; a tag nobody carries gives 0. */
+static void tag_refs(tc_shm_map *m, const tc_str *tags, size_t ntags, tc_ref *out)
+{
+	size_t i;
+
+	for (i = 0; i < ntags; i++) {
+		const unsigned char *p = (const unsigned char *)tags[i].p;
+
+		out[i] = tc_tag_find(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
+	}
+}
+
+static int carries(const tc_entry *e, tc_ref t)
+{
+	const tc_link *l = TC_LINKS(e);
+	uint32_t j;
+
+	for (j = 0; j < e->ntags; j++) {
+		if (l[j].tag == t) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The slots a tag mode selects, under the lock. Costs O(members of the
+ * given tags) for the matching modes, O(entries) for notMatching. Returns
+ * a malloc'd array (n in *n), or NULL with *n = 0. */
+static uint32_t *select_ids(tc_shm_map *m, tc_ids_mode mode, const tc_str *tags, size_t ntags,
+                            size_t *n, int *oom)
+{
+	tc_ref *refs = malloc((ntags ? ntags : 1) * sizeof(tc_ref));
+	uint32_t *out = NULL, i;
+	size_t cnt = 0, cap = 0, k;
+	unsigned char *seen = NULL;
+
+	*n = 0;
+	*oom = 0;
+	if (!refs) {
+		*oom = 1;
+		return NULL;
+	}
+	tag_refs(m, tags, ntags, refs);
+
+#define PUSH(id) do { \
+		if (cnt == cap) { \
+			uint32_t *np_ = realloc(out, (cap ? cap * 2 : 64) * sizeof(uint32_t)); \
+			if (!np_) { *oom = 1; goto done; } \
+			out = np_; cap = cap ? cap * 2 : 64; \
+		} \
+		out[cnt++] = (id); \
+	} while (0)
+
+	if (mode == TC_CLEAN_ALL || mode == TC_CLEAN_NOT_MATCHING || mode == TC_CLEAN_OLD) {
+		for (i = 1; i <= m->nslots; i++) {
+			tc_entry *e;
+			int keep = 1;
+
+			if (!m->slots[i - 1].blk) {
+				continue;
+			}
+			e = slot_entry(m, i);
+			if (mode == TC_CLEAN_NOT_MATCHING) {
+				for (k = 0; k < ntags && keep; k++) {
+					if (refs[k] && carries(e, refs[k])) {
+						keep = 0;
+					}
+				}
+			}
+			if (keep) {
+				PUSH(i);
+			}
+		}
+	} else if (mode == TC_CLEAN_MATCHING && ntags) {
+		tc_ref best = 0;
+		uint32_t bestc = UINT32_MAX;
+
+		for (k = 0; k < ntags; k++) {
+			if (!refs[k]) {
+				goto done;  /* nobody carries that tag: nobody carries all */
+			}
+			if (TC_TAGREC(TC_BLK(m, refs[k]))->count < bestc) {
+				best = refs[k];
+				bestc = TC_TAGREC(TC_BLK(m, refs[k]))->count;
+			}
+		}
+		{
+			tc_tag *T = TC_TAGREC(TC_BLK(m, best));
+			uint32_t *arr = TC_TARR(TC_BLK(m, T->arr));
+
+			for (i = 0; i < T->count; i++) {
+				tc_entry *e = slot_entry(m, arr[i]);
+				int all = 1;
+
+				for (k = 0; k < ntags && all; k++) {
+					all = refs[k] == best || carries(e, refs[k]);
+				}
+				if (all) {
+					PUSH(arr[i]);
+				}
+			}
+		}
+	} else if (mode == TC_CLEAN_MATCHING_ANY && ntags) {
+		seen = calloc((m->nslots + 8) / 8, 1);
+		if (!seen) {
+			*oom = 1;
+			goto done;
+		}
+		for (k = 0; k < ntags; k++) {
+			tc_tag *T;
+			uint32_t *arr;
+
+			if (!refs[k]) {
+				continue;
+			}
+			T = TC_TAGREC(TC_BLK(m, refs[k]));
+			arr = TC_TARR(TC_BLK(m, T->arr));
+			for (i = 0; i < T->count; i++) {
+				uint32_t id = arr[i];
+
+				if (!(seen[id >> 3] & (1u << (id & 7)))) {
+					seen[id >> 3] |= (unsigned char)(1u << (id & 7));
+					PUSH(id);
+				}
+			}
+		}
+	}
+#undef PUSH
+done:
+	free(refs);
+	free(seen);
+	if (*oom) {
+		free(out);
+		return NULL;
+	}
+	*n = cnt;
+	return out;
+}
+
+static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	int64_t now = tc_now();
+	uint32_t *ids;
+	size_t n;
+	int oom;
+
+	if (wlock(s, err) != TC_OK) {
+		return TC_ERR;
+	}
+	if (mode == TC_CLEAN_ALL) {
+		seq_begin(m->hdr);
+		tc_crash_point("clean_all");
+		tc_shm_format(m);
+		m->hdr->min_expire = TC_EXPIRE_NEVER;
+		seq_end(m->hdr);
+		m->hdr->writes++;
+		wunlock(m);
+		return TC_OK;
+	}
+	if (mode == TC_CLEAN_OLD) {
+		sweep_expired(m, now + 0);
+		wunlock(m);
+		return TC_OK;
+	}
+	ids = select_ids(m, mode, tags, ntags, &n, &oom);
+	if (oom) {
+		wunlock(m);
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	remove_list(m, ids, n, "clean_tag");
+	m->hdr->writes += n ? 1 : 0;
+	wunlock(m);
+	free(ids);
+	return TC_OK;
+}
+
+static int shm_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
+                   tc_emit_fn emit, void *ctx)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	int64_t now = tc_now();
+	uint32_t *ids;
+	size_t n, i;
+	int oom;
+	sbuf b = {0};
+
+	if (wlock(s, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	ids = select_ids(m, mode, tags, ntags, &n, &oom);
+	for (i = 0; i < n; i++) {
+		tc_entry *e = slot_entry(m, ids[i]);
+
+		if (e->expire >= now) {
+			sb_add(&b, TC_KEY(e), e->klen);
+		}
+	}
+	wunlock(m);
+	free(ids);
+	if (oom || b.oom) {
+		free(b.p);
+		return TC_ERR;
+	}
+	sb_emit(&b, emit, ctx);
+	return TC_OK;
+}
+
+static int shm_tags(void *st, tc_emit_fn emit, void *ctx)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	uint32_t i, steps = 0;
+	sbuf b = {0};
+
+	if (wlock(s, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	for (i = 0; i <= m->tbmask; i++) {
+		tc_ref t = m->tagbuckets[i];
+
+		while (t && ++steps <= m->heap_units) {
+			tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+
+			if (T->count) {
+				sb_add(&b, TC_TAGNAME(T), T->nlen);
+			}
+			t = T->next;
+		}
+	}
+	wunlock(m);
+	if (b.oom) {
+		free(b.p);
+		return TC_ERR;
+	}
+	sb_emit(&b, emit, ctx);
+	return TC_OK;
+}
+
+static int shm_fill(void *st)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	uint64_t heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
+	uint64_t used = __atomic_load_n(&m->hdr->bytes_used, __ATOMIC_RELAXED);
+	uint64_t by_bytes = heap ? used * 100 / heap : 100;
+	uint64_t by_slots = (uint64_t)m->hdr->entries * 100 / m->nslots;
+	uint64_t p = by_bytes > by_slots ? by_bytes : by_slots;
+
+	return p > 100 ? 100 : (int)p;
+}
+
+static int shm_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, void *ctx)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	int64_t now = tc_now();
+	uint32_t slot;
+	sbuf b = {0};
+
+	if (wlock(s, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len,
+	            tc_key_hash((const unsigned char *)id.p, id.len));
+	if (slot) {
+		tc_entry *e = slot_entry(m, slot);
+
+		if (e->expire < now) {
+			slot = 0;
+		} else {
+			const unsigned char *w = TC_NAMES(e);
+			uint32_t j;
+
+			meta->expire = e->expire;
+			meta->mtime = e->mtime;
+			for (j = 0; j < e->ntags; j++) {
+				uint16_t n;
+
+				memcpy(&n, w, 2);
+				sb_add(&b, w + 2, n);
+				w += 2 + n;
+			}
+		}
+	}
+	wunlock(m);
+	if (!slot || b.oom) {
+		free(b.p);
+		return slot ? TC_ERR : TC_MISS;
+	}
+	sb_emit(&b, emit, ctx);
+	return TC_OK;
+}
+
+/* touch and ___expire: change the expiry in place. One aligned 8-byte
+ * store, so a lock-free reader sees the old or the new expiry. */
+static int set_expire(tc_shm *s, tc_str id, int64_t extra, int force_expired)
+{
+	tc_shm_map *m = s->m;
+	int64_t now = tc_now();
+	uint32_t slot;
+
+	if (wlock(s, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len,
+	            tc_key_hash((const unsigned char *)id.p, id.len));
+	if (slot) {
+		tc_entry *e = slot_entry(m, slot);
+		int64_t x;
+
+		if (force_expired) {
+			x = now - 1;
+		} else if (e->expire < now) {
+			slot = 0;
+			x = 0;
+		} else {
+			x = e->expire + extra;
+			__atomic_store_n(&e->mtime, now, __ATOMIC_RELAXED);
+		}
+		if (slot) {
+			__atomic_store_n(&e->expire, x, __ATOMIC_RELAXED);
+			if (x < m->hdr->min_expire) {
+				m->hdr->min_expire = x;
+			}
+		}
+	}
+	wunlock(m);
+	return slot ? TC_OK : TC_MISS;
+}
+
+static int shm_touch(void *st, tc_str id, int64_t extra)
+{
+	return set_expire(st, id, extra, 0);
+}
+
+static int shm_expire_now(void *st, tc_str id)
+{
+	return set_expire(st, id, 0, 1);
+}
+
+static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	tc_shm_hdr *H = m->hdr;
+	uint64_t hits = 0, misses = 0, heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
+	int i;
+
+	for (i = 0; i < TC_NSTRIPES; i++) {
+		hits += __atomic_load_n(&H->stripes[i].hits, __ATOMIC_RELAXED);
+		misses += __atomic_load_n(&H->stripes[i].misses, __ATOMIC_RELAXED);
+	}
+	emit(ctx, "hits", (int64_t)hits);
+	emit(ctx, "misses", (int64_t)misses);
+	emit(ctx, "writes", (int64_t)H->writes);
+	emit(ctx, "evictions", (int64_t)H->evictions);
+	emit(ctx, "expirations", (int64_t)H->expirations);
+	emit(ctx, "entries", (int64_t)H->entries);
+	emit(ctx, "tags", (int64_t)H->tags);
+	emit(ctx, "bytes_used", (int64_t)H->bytes_used);
+	emit(ctx, "bytes_free", (int64_t)(heap - H->bytes_used));
+	emit(ctx, "size", (int64_t)m->size);
+	emit(ctx, "max_entries", (int64_t)m->nslots);
+	emit(ctx, "lock_recoveries", (int64_t)H->lock_recoveries);
+}
+
+static int shm_verify(void *st, tc_emit_fn emit, void *ctx)
+{
+	tc_shm *s = st;
+	tc_shm_map *m = s->m;
+	sbuf b = {0};
+	int rc;
+
+	if (wlock(s, NULL) != TC_OK) {
+		const char *msg = "the write lock could not be taken";
+		emit(ctx, msg, strlen(msg));
+		return TC_ERR;
+	}
+	rc = tc_shm_check(m, sb_cb, &b);
+	wunlock(m);
+	sb_emit(&b, emit, ctx);
+	return rc;
+}
+
+const tc_backend tc_backend_shm = {
+	"shm",
+	shm_options,
+	sizeof(tc_shm_config),
+	shm_defaults,
+	shm_open_,
+	shm_close,
+	shm_load,
+	shm_save,
+	shm_remove,
+	shm_clean,
+	shm_ids,
+	shm_tags,
+	shm_fill,
+	shm_metadata,
+	shm_touch,
+	shm_expire_now,
+	shm_stats,
+	shm_verify,
+};

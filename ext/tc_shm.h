@@ -1,0 +1,195 @@
+/*
+ * tc_shm.h: the shared-memory segment's layout and the engine's internals.
+ * TECHNOTES.md draws the same layout for newcomers.
+ *
+ *   [header][slots: nslots x 16 B][buckets: u32][tag buckets: u32][heap]
+ *
+ * Everything inside the segment refers to everything else by offsets, never
+ * pointers: every process maps the segment at its own address. Heap offsets
+ * are "refs", counted in 16-byte units from the heap start; ref 0 is the
+ * start sentinel and means "none".
+ */
+#ifndef TC_SHM_H
+#define TC_SHM_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "tc_backend.h"
+
+#define TC_SHM_MAGIC   "TAGCACH1"
+#define TC_SHM_LAYOUT  1u
+#define TC_SHM_READY   0x52454459u  /* "REDY", written last at creation */
+#define TC_UNIT        16u
+#define TC_NCLASSES    96           /* allocator free lists */
+#define TC_NEXACT      64           /* classes 0..63 hold one exact size */
+#define TC_NSTRIPES    64           /* hit/miss counter stripes */
+#define TC_MIN_SIZE    (1024 * 1024)
+
+typedef uint32_t tc_ref;
+
+/* Block types. */
+enum {
+	TC_B_SENTINEL = 0x5e,
+	TC_B_FREE = 0xf4,
+	TC_B_ENTRY = 0xe7,
+	TC_B_DEAD = 0xde,  /* an entry being removed: never read, never revived */
+	TC_B_TAG = 0x7a,
+	TC_B_TARR = 0x7b
+};
+
+typedef struct {
+	uint32_t size;  /* in units, header included */
+	uint32_t prev;  /* size of the block before, in units */
+	uint16_t type;
+	uint16_t cls;   /* free list class of a free block */
+	uint32_t aux;   /* entry: its slot; free: unused */
+} tc_blk;
+
+typedef struct {
+	tc_ref next, prev;  /* free list links, in the payload of a free block */
+} tc_free;
+
+/* An entry's payload: this, then ntags links, then key, value and the tag
+ * names (each a u16 length and its bytes), contiguous. */
+typedef struct {
+	uint64_t version;  /* newer saves of an id have larger versions */
+	int64_t expire;
+	int64_t mtime;
+	uint32_t klen, vlen;
+	uint32_t ntags, tnlen;
+	uint32_t hash;     /* low 32 bits of the key hash */
+	uint32_t check;    /* checksum of version, lengths, key, value, names */
+} tc_entry;
+
+typedef struct {
+	tc_ref tag;    /* the tag record */
+	uint32_t pos;  /* this entry's index in the tag's member array */
+} tc_link;
+
+typedef struct {
+	tc_ref next;    /* tag bucket chain */
+	uint32_t hash;
+	uint32_t count; /* members */
+	uint32_t cap;
+	tc_ref arr;     /* TARR block: u32 slot indexes */
+	uint32_t nlen;  /* name follows */
+} tc_tag;
+
+typedef struct {
+	tc_ref blk;     /* 0: free slot */
+	uint32_t next;  /* bucket chain (slot + 1), or free list */
+	uint32_t hash;
+	uint32_t atime; /* last read, written by readers without a lock */
+} tc_slot;
+
+typedef struct {
+	uint64_t hits, misses;
+	char pad[64 - 2 * sizeof(uint64_t)];
+} tc_stripe;
+
+typedef struct {
+	char magic[8];
+	uint32_t layout;
+	uint32_t abi;
+	uint64_t size;
+	uint32_t nslots, nbuckets, ntagbuckets, ready;
+	uint64_t off_slots, off_buckets, off_tagbuckets, off_heap;
+	uint32_t heap_units;
+	uint32_t needs_repair;  /* a holder left without finishing */
+	char pad0[64];
+	pthread_mutex_t lock;
+	char pad1[64];
+	uint64_t seq;           /* odd while the index changes (seqlock) */
+	char pad2[56];
+	/* below: written only under the lock */
+	uint64_t version;
+	uint32_t free_slot;     /* slot + 1 */
+	uint32_t entries, tags, clock;
+	uint64_t bytes_used;
+	int64_t min_expire;     /* no entry expires before this */
+	uint64_t writes, evictions, expirations, lock_recoveries;
+	tc_ref free_heads[TC_NCLASSES];
+	char pad3[64];
+	tc_stripe stripes[TC_NSTRIPES];
+} tc_shm_hdr;
+
+/* One mapping per segment file per process, shared by every object. */
+typedef struct tc_shm_map {
+	struct tc_shm_map *next;
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	unsigned char *base;
+	size_t size;
+	tc_shm_hdr *hdr;
+	tc_slot *slots;
+	uint32_t *buckets, *tagbuckets;
+	unsigned char *heap;
+	uint32_t nslots, bmask, tbmask, heap_units;
+	int held;        /* this process holds the lock */
+	int tainted;     /* this process found the segment damaged */
+} tc_shm_map;
+
+typedef struct {
+	char segment[TC_OPT_STRMAX];
+	char dir[TC_OPT_STRMAX];
+	char path[TC_OPT_STRMAX];
+	int64_t size;
+	int64_t max_entries;
+	int mode;
+	double lock_timeout;
+} tc_shm_config;
+
+typedef struct {
+	tc_shm_map *m;
+	double lock_timeout;
+} tc_shm;
+
+#define TC_BLK(m, r)   ((tc_blk *)((m)->heap + (size_t)(r) * TC_UNIT))
+#define TC_PAYLOAD(b)  ((unsigned char *)(b) + sizeof(tc_blk))
+#define TC_ENTRY(b)    ((tc_entry *)TC_PAYLOAD(b))
+#define TC_LINKS(e)    ((tc_link *)((unsigned char *)(e) + sizeof(tc_entry)))
+#define TC_KEY(e)      ((unsigned char *)TC_LINKS(e) + (size_t)(e)->ntags * sizeof(tc_link))
+#define TC_VALUE(e)    (TC_KEY(e) + (e)->klen)
+#define TC_NAMES(e)    (TC_VALUE(e) + (e)->vlen)
+#define TC_TAGREC(b)   ((tc_tag *)TC_PAYLOAD(b))
+#define TC_TAGNAME(t)  ((unsigned char *)(t) + sizeof(tc_tag))
+#define TC_TARR(b)     ((uint32_t *)TC_PAYLOAD(b))
+
+/* tc_shm_seg.c */
+int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err);
+void tc_shm_format(tc_shm_map *m);          /* empty index and heap */
+void tc_shm_release_held(void);            /* request end after a bailout */
+uint32_t tc_shm_abi(void);
+extern unsigned tc_shm_stripe;
+
+/* tc_shm_alloc.c: the heap, only under the lock */
+tc_ref tc_alloc(tc_shm_map *m, uint32_t units, uint16_t type);
+void tc_free_blk(tc_shm_map *m, tc_ref r);
+void tc_heap_reset(tc_shm_map *m);
+void tc_freelist_push(tc_shm_map *m, tc_ref r);
+int tc_size_class(uint32_t units);
+int tc_ref_ok(const tc_shm_map *m, tc_ref r);
+
+/* tc_shm.c */
+int64_t tc_now(void);
+uint32_t tc_entry_check(const tc_entry *e);
+int tc_entry_sane(const tc_shm_map *m, tc_ref r);
+tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
+tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
+int tc_tag_reserve(tc_shm_map *m, tc_ref t);
+void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l);
+uint32_t tc_key_hash(const unsigned char *p, size_t len);
+uint32_t tc_tag_hash(const unsigned char *p, size_t len);
+uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h);
+void tc_remove_entry(tc_shm_map *m, uint32_t id);
+void tc_tag_drop(tc_shm_map *m, tc_ref t);
+#include "tc_util.h"
+
+/* tc_shm_recover.c: under the lock */
+void tc_shm_repair(tc_shm_map *m, const char *why);
+int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx);
+
+#endif

@@ -1,0 +1,394 @@
+/*
+ * tc_shm_seg.c: finding, creating, checking and mapping a named segment.
+ *
+ * A segment is a file (by default /dev/shm/tagcache.<name>) mapped
+ * MAP_SHARED by every process that opens it. Creation and checks happen
+ * under flock() on the file: flock is dropped by the kernel when its holder
+ * dies, so a creator killed half-way leaves a segment that the next opener
+ * formats again, and of 32 processes starting at once exactly one formats.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "tc_shm.h"
+#include "tc_hash.h"
+
+#define WHYBUF 256
+
+static tc_shm_map *maps;
+unsigned tc_shm_stripe;
+
+typedef struct {
+	uint64_t off_slots, off_buckets, off_tagbuckets, off_heap;
+	uint32_t nbuckets, ntagbuckets, heap_units;
+} tc_layout;
+
+static uint64_t align(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static uint32_t pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v) {
+		p <<= 1;
+	}
+	return p;
+}
+
+static int compute_layout(uint64_t size, uint32_t nslots, tc_layout *L)
+{
+	uint64_t off = align(sizeof(tc_shm_hdr), 64), units;
+
+	if (nslots < 64 || (uint64_t)nslots > size / 64) {
+		return -1;
+	}
+	L->nbuckets = pow2(nslots);
+	L->ntagbuckets = pow2(nslots / 4 < 64 ? 64 : nslots / 4);
+	L->off_slots = off;
+	off = align(off + (uint64_t)nslots * sizeof(tc_slot), 64);
+	L->off_buckets = off;
+	off = align(off + (uint64_t)L->nbuckets * 4, 64);
+	L->off_tagbuckets = off;
+	off = align(off + (uint64_t)L->ntagbuckets * 4, 64);
+	L->off_heap = off;
+	if (off >= size) {
+		return -1;
+	}
+	units = (size - off) / TC_UNIT;
+	if (units < 256 || units > UINT32_MAX - 1) {
+		return -1;
+	}
+	L->heap_units = (uint32_t)units;
+	return 0;
+}
+
+uint32_t tc_shm_abi(void)
+{
+	uint64_t v[] = {
+		sizeof(tc_shm_hdr), sizeof(tc_slot), sizeof(tc_blk), sizeof(tc_entry),
+		sizeof(tc_tag), sizeof(tc_link), sizeof(pthread_mutex_t), TC_NCLASSES,
+		TC_UNIT, TC_SHM_LAYOUT, TC_NSTRIPES
+	};
+	return (uint32_t)tc_hash(v, sizeof(v), 0x7ca5);
+}
+
+static void bind_map(tc_shm_map *m, unsigned char *base, size_t size,
+                     uint32_t nslots, const tc_layout *L)
+{
+	m->base = base;
+	m->size = size;
+	m->hdr = (tc_shm_hdr *)base;
+	m->slots = (tc_slot *)(base + L->off_slots);
+	m->buckets = (uint32_t *)(base + L->off_buckets);
+	m->tagbuckets = (uint32_t *)(base + L->off_tagbuckets);
+	m->heap = base + L->off_heap;
+	m->nslots = nslots;
+	m->bmask = L->nbuckets - 1;
+	m->tbmask = L->ntagbuckets - 1;
+	m->heap_units = L->heap_units;
+}
+
+void tc_shm_format(tc_shm_map *m)
+{
+	tc_shm_hdr *h = m->hdr;
+	uint32_t i;
+
+	memset(m->slots, 0, (size_t)m->nslots * sizeof(tc_slot));
+	memset(m->buckets, 0, (size_t)(m->bmask + 1) * 4);
+	memset(m->tagbuckets, 0, (size_t)(m->tbmask + 1) * 4);
+	for (i = 0; i < m->nslots; i++) {
+		m->slots[i].next = i + 2 <= m->nslots ? i + 2 : 0;
+	}
+	h->free_slot = 1;
+	h->entries = 0;
+	h->tags = 0;
+	h->clock = 0;
+	tc_heap_reset(m);
+}
+
+static int init_segment(int fd, uint64_t size, uint32_t nslots, char *err)
+{
+	tc_layout L;
+	unsigned char *base;
+	tc_shm_hdr *h;
+	tc_shm_map tmp;
+	pthread_mutexattr_t a;
+	int rc;
+
+	if (compute_layout(size, nslots, &L) != 0) {
+		snprintf(err, WHYBUF, "size %llu is too small for %u entries",
+		         (unsigned long long)size, nslots);
+		return -1;
+	}
+	if (ftruncate(fd, 0) != 0) {
+		snprintf(err, WHYBUF, "cannot truncate: %s", strerror(errno));
+		return -1;
+	}
+	/* Reserve every page now: a full /dev/shm is an error here, not a
+	 * SIGBUS on some later write. */
+#ifdef HAVE_POSIX_FALLOCATE
+	rc = posix_fallocate(fd, 0, (off_t)size);
+#else
+	rc = ftruncate(fd, (off_t)size) == 0 ? 0 : errno;
+#endif
+	if (rc != 0) {
+		int e = ftruncate(fd, 0);
+		(void)e;
+		snprintf(err, WHYBUF, "cannot reserve %llu bytes: %s",
+		         (unsigned long long)size, strerror(rc));
+		return -1;
+	}
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		snprintf(err, WHYBUF, "cannot map %llu bytes: %s",
+		         (unsigned long long)size, strerror(errno));
+		return -1;
+	}
+	h = (tc_shm_hdr *)base;
+	memset(h, 0, sizeof(*h));
+	h->layout = TC_SHM_LAYOUT;
+	h->abi = tc_shm_abi();
+	h->size = size;
+	h->nslots = nslots;
+	h->nbuckets = L.nbuckets;
+	h->ntagbuckets = L.ntagbuckets;
+	h->off_slots = L.off_slots;
+	h->off_buckets = L.off_buckets;
+	h->off_tagbuckets = L.off_tagbuckets;
+	h->off_heap = L.off_heap;
+	h->heap_units = L.heap_units;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&h->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	memset(&tmp, 0, sizeof(tmp));
+	bind_map(&tmp, base, size, nslots, &L);
+	tc_shm_format(&tmp);
+	memcpy(h->magic, TC_SHM_MAGIC, 8);
+	__atomic_store_n(&h->ready, TC_SHM_READY, __ATOMIC_RELEASE);
+	munmap(base, size);
+	return 0;
+}
+
+/* 0: valid; 1: ours but unusable (recreate); sets *nslots. */
+static int check_header(const tc_shm_hdr *h, uint64_t fsize, uint32_t *nslots)
+{
+	tc_layout L;
+
+	if (memcmp(h->magic, TC_SHM_MAGIC, 8) != 0 || h->layout != TC_SHM_LAYOUT
+	    || h->abi != tc_shm_abi() || h->ready != TC_SHM_READY || h->size != fsize
+	    || compute_layout(fsize, h->nslots, &L) != 0
+	    || L.off_slots != h->off_slots || L.off_buckets != h->off_buckets
+	    || L.off_tagbuckets != h->off_tagbuckets || L.off_heap != h->off_heap
+	    || L.heap_units != h->heap_units || L.nbuckets != h->nbuckets
+	    || L.ntagbuckets != h->ntagbuckets) {
+		return 1;
+	}
+	*nslots = h->nslots;
+	return 0;
+}
+
+static int valid_name(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > 100 || s[0] == '.') {
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		      || c == '_' || c == '-' || c == '.')) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int lock_file(int fd)
+{
+	int i;
+	struct timespec ts = {0, 2000000};
+
+	for (i = 0; i < 5000; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			return 0;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+static void pick_stripe(void)
+{
+	tc_shm_stripe = (unsigned)getpid() % TC_NSTRIPES;
+}
+
+int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
+{
+	char path[TC_OPT_STRMAX + 128];
+	char why[WHYBUF];
+	struct stat st, st2;
+	tc_shm_map *m;
+	uint64_t size = (uint64_t)cfg->size;
+	uint32_t nslots;
+	int fd, attempt, bad;
+	unsigned char *base;
+	tc_layout L;
+	static int atfork_done;
+
+	if (!atfork_done) {
+		pthread_atfork(NULL, NULL, pick_stripe);
+		pick_stripe();
+		atfork_done = 1;
+	}
+	if (cfg->path[0]) {
+		snprintf(path, sizeof(path), "%s", cfg->path);
+	} else {
+		if (!valid_name(cfg->segment)) {
+			snprintf(err, TC_ERRBUF, "invalid segment name \"%.100s\": use 1 to 100 of A-Z a-z 0-9 _ - .", cfg->segment);
+			return TC_ERR;
+		}
+		snprintf(path, sizeof(path), "%s/tagcache.%s", cfg->dir[0] ? cfg->dir : "/dev/shm", cfg->segment);
+	}
+	if (stat(path, &st) == 0) {
+		for (m = maps; m; m = m->next) {
+			if (strcmp(m->path, path) == 0 && m->dev == st.st_dev && m->ino == st.st_ino) {
+				*out = m;
+				return TC_OK;
+			}
+		}
+	}
+	nslots = cfg->max_entries > 0 ? (uint32_t)cfg->max_entries : (uint32_t)(size / 512);
+	if (nslots < 64) {
+		nslots = 64;
+	}
+	if (compute_layout(size, nslots, &L) != 0) {
+		snprintf(err, TC_ERRBUF, "%s: size %llu cannot hold %u entries",
+		         path, (unsigned long long)size, nslots);
+		return TC_ERR;
+	}
+
+	for (attempt = 0; attempt < 8; attempt++) {
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, cfg->mode & 0777);
+		if (fd < 0) {
+			snprintf(err, TC_ERRBUF, "%s: cannot open: %s", path,
+			         errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+			return TC_ERR;
+		}
+		if (lock_file(fd) != 0) {
+			snprintf(err, TC_ERRBUF, "%s: cannot lock: %s", path, strerror(errno));
+			close(fd);
+			return TC_ERR;
+		}
+		/* The file we locked must still be the one the path names. */
+		if (fstat(fd, &st) != 0 || lstat(path, &st2) != 0
+		    || st.st_dev != st2.st_dev || st.st_ino != st2.st_ino) {
+			close(fd);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(err, TC_ERRBUF, "%s: not a regular file", path);
+			close(fd);
+			return TC_ERR;
+		}
+		if (st.st_uid != geteuid()) {
+			snprintf(err, TC_ERRBUF, "%s: owned by uid %u, not by this process (uid %u)",
+			         path, (unsigned)st.st_uid, (unsigned)geteuid());
+			close(fd);
+			return TC_ERR;
+		}
+		if (st.st_size == 0) {
+			/* New (or left empty by a creator that died): ours to make. */
+			if (fchmod(fd, cfg->mode & 0777) != 0
+			    || init_segment(fd, size, nslots, why) != 0) {
+				snprintf(err, TC_ERRBUF, "%.4000s: %s", path, why);
+				close(fd);
+				unlink(path);
+				return TC_ERR;
+			}
+			st.st_size = (off_t)size;
+			st.st_mode = (st.st_mode & ~07777) | (cfg->mode & 0777);
+		}
+		if ((st.st_mode & 0777) & ~(cfg->mode & 0777)) {
+			snprintf(err, TC_ERRBUF, "%s: mode %04o is more open than %04o; refused",
+			         path, (unsigned)(st.st_mode & 0777), (unsigned)(cfg->mode & 0777));
+			close(fd);
+			return TC_ERR;
+		}
+		if ((uint64_t)st.st_size < sizeof(tc_shm_hdr)) {
+			bad = 1;
+			base = NULL;
+		} else {
+			base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (base == MAP_FAILED) {
+				snprintf(err, TC_ERRBUF, "%s: cannot map: %s", path, strerror(errno));
+				close(fd);
+				return TC_ERR;
+			}
+			bad = check_header((tc_shm_hdr *)base, (uint64_t)st.st_size, &nslots);
+		}
+		if (bad) {
+			/* Another layout, another build, a torn or overwritten header:
+			 * never interpret it. Processes that still map the old file
+			 * keep their inode; new openers get a fresh segment. */
+			if (base) {
+				munmap(base, (size_t)st.st_size);
+			}
+			tc_log("tagcache: %s: unknown or damaged segment header, recreating", path);
+			unlink(path);
+			close(fd);
+			continue;
+		}
+		compute_layout((uint64_t)st.st_size, nslots, &L);
+		m = calloc(1, sizeof(*m));
+		if (!m || !(m->path = strdup(path))) {
+			free(m);
+			munmap(base, (size_t)st.st_size);
+			close(fd);
+			snprintf(err, TC_ERRBUF, "out of memory");
+			return TC_ERR;
+		}
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+		bind_map(m, base, (size_t)st.st_size, nslots, &L);
+		close(fd); /* drops the flock; the mapping stays */
+		m->next = maps;
+		maps = m;
+		*out = m;
+		return TC_OK;
+	}
+	snprintf(err, TC_ERRBUF, "%s: the segment kept changing while it was opened", path);
+	return TC_ERR;
+}
+
+/* After a bailout (hard timeout, fatal error) in the middle of a locked
+ * section: the structure may be half-changed, so the next holder repairs. */
+void tc_shm_release_held(void)
+{
+	tc_shm_map *m;
+
+	for (m = maps; m; m = m->next) {
+		if (m->held) {
+			m->hdr->needs_repair = 1;
+			m->held = 0;
+			pthread_mutex_unlock(&m->hdr->lock);
+		}
+	}
+}

@@ -1,0 +1,57 @@
+/* tc_util.c: plain-C services shared by the engines: logging and the
+ * crash points that the SIGKILL tests use. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tc_backend.h"
+#include "tc_util.h"
+
+static void (*log_sink)(const char *msg);
+static char crash_name[64];
+static long crash_after = 1, crash_seen;
+
+void tc_set_log_sink(void (*sink)(const char *msg))
+{
+	log_sink = sink;
+}
+
+void tc_log(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (log_sink) {
+		log_sink(buf);
+	} else {
+		fprintf(stderr, "%s\n", buf);
+	}
+}
+
+void tc_crash_init(void)
+{
+	const char *p = getenv("TAGCACHE_TEST_CRASH");
+	const char *n = getenv("TAGCACHE_TEST_CRASH_AFTER");
+
+	crash_name[0] = '\0';
+	if (p && *p) {
+		snprintf(crash_name, sizeof(crash_name), "%s", p);
+	}
+	crash_after = n ? atol(n) : 1;
+	if (crash_after < 1) {
+		crash_after = 1;
+	}
+}
+
+void tc_crash_point(const char *point)
+{
+	if (crash_name[0] && strcmp(crash_name, point) == 0 && ++crash_seen >= crash_after) {
+		kill(getpid(), SIGKILL);
+		pause();
+	}
+}

@@ -1,0 +1,9 @@
+/* tc_util.h: logging for the engines (the PHP layer routes it to the
+ * error log). */
+#ifndef TC_UTIL_H
+#define TC_UTIL_H
+
+void tc_set_log_sink(void (*sink)(const char *msg));
+void tc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
