@@ -234,6 +234,46 @@ static tc_entry *slot_entry(tc_shm_map *m, uint32_t id)
 	return TC_ENTRY(TC_BLK(m, m->slots[id - 1].blk));
 }
 
+/* Under the lock, for slot ids read from the segment: the entry, or NULL
+ * (and the segment marked for repair) when the slot does not hold one. */
+static tc_entry *slot_entry_chk(tc_shm_map *m, uint32_t id)
+{
+	if (id < 1 || id > m->nslots || !tc_entry_sane(m, m->slots[id - 1].blk)) {
+		m->tainted = 1;
+		return NULL;
+	}
+	return slot_entry(m, id);
+}
+
+/* A tag record and its member array, checked against the heap's bounds. */
+int tc_tag_ok(const tc_shm_map *m, tc_ref t)
+{
+	const tc_blk *b, *ab;
+	const tc_tag *T;
+
+	if (!tc_ref_ok(m, t)) {
+		return 0;
+	}
+	b = TC_BLK(m, t);
+	if (b->type != TC_B_TAG || b->size < 2 || b->size > m->heap_units - 1 - t) {
+		return 0;
+	}
+	T = TC_TAGREC(b);
+	if (sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)T->nlen > (uint64_t)b->size * TC_UNIT
+	    || T->count > T->cap) {
+		return 0;
+	}
+	if (!T->cap) {
+		return 1;
+	}
+	if (!tc_ref_ok(m, T->arr)) {
+		return 0;
+	}
+	ab = TC_BLK(m, T->arr);
+	return ab->type == TC_B_TARR && ab->size <= m->heap_units - 1 - T->arr
+	       && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
+}
+
 tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
 {
 	tc_ref t = m->tagbuckets[h & m->tbmask];
@@ -242,7 +282,7 @@ tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint3
 	while (t) {
 		tc_tag *T;
 
-		if (!tc_ref_ok(m, t) || TC_BLK(m, t)->type != TC_B_TAG || ++steps > m->heap_units) {
+		if (!tc_tag_ok(m, t) || ++steps > m->heap_units) {
 			m->tainted = 1;
 			return 0;
 		}
@@ -337,14 +377,25 @@ void tc_tag_drop(tc_shm_map *m, tc_ref t)
 
 static void tag_unlink(tc_shm_map *m, tc_ref t, uint32_t pos)
 {
-	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-	uint32_t *arr = TC_TARR(TC_BLK(m, T->arr));
-	uint32_t last = T->count - 1;
+	tc_tag *T;
+	uint32_t *arr, last;
 
+	if (!tc_tag_ok(m, t) || pos >= TC_TAGREC(TC_BLK(m, t))->count) {
+		m->tainted = 1;
+		return;
+	}
+	T = TC_TAGREC(TC_BLK(m, t));
+	arr = TC_TARR(TC_BLK(m, T->arr));
+	last = T->count - 1;
 	if (pos != last) {
 		uint32_t moved = arr[last], j;
-		tc_entry *e = slot_entry(m, moved);
-		tc_link *l = TC_LINKS(e);
+		tc_entry *e = slot_entry_chk(m, moved);
+		tc_link *l;
+
+		if (!e) {
+			return;
+		}
+		l = TC_LINKS(e);
 
 		arr[pos] = moved;
 		for (j = 0; j < e->ntags; j++) {
@@ -400,7 +451,10 @@ static void remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char
 			}
 			seq_begin(m->hdr);
 		}
-		if (m->slots[ids[i] - 1].blk) {
+		if (m->tainted) {
+			break;
+		}
+		if (slot_entry_chk(m, ids[i])) {
 			tc_remove_entry(m, ids[i]);
 		}
 		if (i == 0 && crash) {
@@ -430,7 +484,10 @@ static void sweep_expired(tc_shm_map *m, int64_t now)
 		if (!m->slots[i - 1].blk) {
 			continue;
 		}
-		e = slot_entry(m, i);
+		e = slot_entry_chk(m, i);
+		if (!e) {
+			break;
+		}
 		if (e->expire < now) {
 			if (n == cap) {
 				uint32_t *np = realloc(ids, cap * 2 * sizeof(uint32_t));
@@ -456,7 +513,7 @@ static void sweep_expired(tc_shm_map *m, int64_t now)
  * so every entry gets looked at in turn). 0 when the table is empty. */
 static int evict_one(tc_shm_map *m, int64_t now)
 {
-	uint32_t best = 0, best_atime = UINT32_MAX, seen = 0, n;
+	uint32_t best = 0, best_age = 0, seen = 0, n, tick = (uint32_t)m->hdr->version;
 	int expired = 0;
 
 	for (n = 0; n < m->nslots && seen < 16; n++) {
@@ -467,14 +524,17 @@ static int evict_one(tc_shm_map *m, int64_t now)
 			continue;
 		}
 		seen++;
+		if (!slot_entry_chk(m, id)) {
+			return 0;
+		}
 		if (slot_entry(m, id)->expire < now) {
 			best = id;
 			expired = 1;
 			break;
 		}
-		if (sl->atime < best_atime) {
+		if (!best || tick - sl->atime > best_age) {
 			best = id;
-			best_atime = sl->atime;
+			best_age = tick - sl->atime;
 		}
 	}
 	if (!best) {
@@ -574,6 +634,17 @@ static int shm_open_(void **state, const void *config, char *err)
 	}
 	s->m = m;
 	s->lock_timeout = c->lock_timeout;
+	if (!m->checked) {
+		/* First use in this process: walk the segment once, so that bytes
+		 * overwritten while nobody watched are repaired, never followed. */
+		if (wlock(s, NULL) == TC_OK) {
+			if (tc_shm_check(m, NULL, NULL) != TC_OK) {
+				tc_shm_repair(m, "the structure check at attach failed");
+			}
+			wunlock(m);
+			m->checked = 1;
+		}
+	}
 	*state = s;
 	return TC_OK;
 }
@@ -684,8 +755,13 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 		}
 		meta->expire = e.expire;
 		meta->mtime = e.mtime;
-		if (m->slots[found - 1].atime != (uint32_t)now) {
-			__atomic_store_n(&m->slots[found - 1].atime, (uint32_t)now, __ATOMIC_RELAXED);
+		{
+			/* recency on the writes' clock: no shared counter written */
+			uint32_t tick = (uint32_t)__atomic_load_n(&H->version, __ATOMIC_RELAXED);
+
+			if (m->slots[found - 1].atime != tick) {
+				__atomic_store_n(&m->slots[found - 1].atime, tick, __ATOMIC_RELAXED);
+			}
 		}
 		count(&H->stripes[tc_shm_stripe].hits);
 		return TC_OK;
@@ -857,6 +933,9 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	}
 	tc_crash_point("save_unpublished");
 
+	/* The block names its slot before the slot names the block: repair
+	 * keeps a block only when both agree (published). */
+	TC_BLK(m, r)->aux = old ? old : H->free_slot;
 	seq_begin(H);
 	if (old) {
 		slot = old;
@@ -875,8 +954,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		m->buckets[h & m->bmask] = slot;
 		H->entries++;
 	}
-	TC_BLK(m, r)->aux = slot;
-	m->slots[slot - 1].atime = (uint32_t)now;
+	m->slots[slot - 1].atime = (uint32_t)e->version;
 	tc_crash_point("save_publishing");
 	/* Link the new entry before unlinking the old one, so that a tag both
 	 * carry never drops to zero members (which would free its record). */
@@ -998,7 +1076,10 @@ static uint32_t *select_ids(tc_shm_map *m, tc_ids_mode mode, const tc_str *tags,
 			if (!m->slots[i - 1].blk) {
 				continue;
 			}
-			e = slot_entry(m, i);
+			e = slot_entry_chk(m, i);
+			if (!e) {
+				goto done;
+			}
 			if (mode == TC_CLEAN_NOT_MATCHING) {
 				for (k = 0; k < ntags && keep; k++) {
 					if (refs[k] && carries(e, refs[k])) {
@@ -1028,9 +1109,12 @@ static uint32_t *select_ids(tc_shm_map *m, tc_ids_mode mode, const tc_str *tags,
 			uint32_t *arr = TC_TARR(TC_BLK(m, T->arr));
 
 			for (i = 0; i < T->count; i++) {
-				tc_entry *e = slot_entry(m, arr[i]);
+				tc_entry *e = slot_entry_chk(m, arr[i]);
 				int all = 1;
 
+				if (!e) {
+					goto done;
+				}
 				for (k = 0; k < ntags && all; k++) {
 					all = refs[k] == best || carries(e, refs[k]);
 				}
@@ -1057,6 +1141,9 @@ static uint32_t *select_ids(tc_shm_map *m, tc_ids_mode mode, const tc_str *tags,
 			for (i = 0; i < T->count; i++) {
 				uint32_t id = arr[i];
 
+				if (!slot_entry_chk(m, id)) {
+					goto done;
+				}
 				if (!(seen[id >> 3] & (1u << (id & 7)))) {
 					seen[id >> 3] |= (unsigned char)(1u << (id & 7));
 					PUSH(id);
@@ -1132,9 +1219,9 @@ static int shm_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
 	}
 	ids = select_ids(m, mode, tags, ntags, &n, &oom);
 	for (i = 0; i < n; i++) {
-		tc_entry *e = slot_entry(m, ids[i]);
+		tc_entry *e = slot_entry_chk(m, ids[i]);
 
-		if (e->expire >= now) {
+		if (e && e->expire >= now) {
 			sb_add(&b, TC_KEY(e), e->klen);
 		}
 	}

@@ -81,7 +81,10 @@ typedef struct {
 	tc_ref blk;     /* 0: free slot */
 	uint32_t next;  /* bucket chain (slot + 1), or free list */
 	uint32_t hash;
-	uint32_t atime; /* last read, written by readers without a lock */
+	uint32_t atime; /* hdr->version at the last read or save (an LRU clock
+	                   that advances with writes), set by readers without
+	                   a lock: the slot table never moves, so a stale
+	                   store only skews one entry's age */
 } tc_slot;
 
 typedef struct {
@@ -130,6 +133,7 @@ typedef struct tc_shm_map {
 	uint32_t nslots, bmask, tbmask, heap_units;
 	int held;        /* this process holds the lock */
 	int tainted;     /* this process found the segment damaged */
+	int checked;     /* walked once since this process mapped it */
 } tc_shm_map;
 
 typedef struct {
@@ -186,6 +190,7 @@ uint32_t tc_tag_hash(const unsigned char *p, size_t len);
 uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h);
 void tc_remove_entry(tc_shm_map *m, uint32_t id);
 void tc_tag_drop(tc_shm_map *m, tc_ref t);
+int tc_tag_ok(const tc_shm_map *m, tc_ref t);
 #include "tc_util.h"
 
 /* tc_shm_recover.c: under the lock */

@@ -57,6 +57,12 @@ static void unlink_free(tc_shm_map *m, tc_ref r)
 	tc_blk *b = TC_BLK(m, r);
 	tc_free *f = fl(m, r);
 
+	if ((f->prev && !tc_ref_ok(m, f->prev)) || (f->next && !tc_ref_ok(m, f->next))
+	    || b->cls >= TC_NCLASSES) {
+		m->tainted = 1;
+		return;
+	}
+
 	if (f->prev) {
 		fl(m, f->prev)->next = f->next;
 	} else {
@@ -122,8 +128,14 @@ void tc_free_blk(tc_shm_map *m, tc_ref r)
 {
 	tc_blk *b = TC_BLK(m, r);
 	uint32_t size = b->size;
-	tc_blk *nb = TC_BLK(m, r + size);
+	tc_blk *nb;
 
+	if (!tc_ref_ok(m, r) || size < 2 || size > m->heap_units - 1 - r
+	    || b->prev > r) {
+		m->tainted = 1;  /* leave it to the repair at unlock */
+		return;
+	}
+	nb = TC_BLK(m, r + size);
 	m->hdr->bytes_used -= (uint64_t)size * TC_UNIT;
 	b->type = TC_B_FREE;
 	if (nb->type == TC_B_FREE) {

@@ -52,7 +52,7 @@ static int entry_whole(tc_shm_map *m, tc_ref r)
 
 /* Puts a kept entry block into the index. 0 if it could not (no slot, no
  * room for its tags): the block is freed. */
-static int reindex(tc_shm_map *m, tc_ref r, int64_t now)
+static int reindex(tc_shm_map *m, tc_ref r)
 {
 	tc_shm_hdr *H = m->hdr;
 	tc_entry *e = TC_ENTRY(TC_BLK(m, r));
@@ -110,7 +110,7 @@ static int reindex(tc_shm_map *m, tc_ref r, int64_t now)
 	H->free_slot = m->slots[slot - 1].next;
 	m->slots[slot - 1].blk = r;
 	m->slots[slot - 1].hash = h;
-	m->slots[slot - 1].atime = (uint32_t)now;
+	m->slots[slot - 1].atime = (uint32_t)H->version;
 	m->slots[slot - 1].next = m->buckets[h & m->bmask];
 	m->buckets[h & m->bmask] = slot;
 	TC_BLK(m, r)->aux = slot;
@@ -133,7 +133,6 @@ void tc_shm_repair(tc_shm_map *m, const char *why)
 	tc_shm_hdr *H = m->hdr;
 	uint32_t end = m->heap_units - 1, r, prev, kept = 0, cap = 1024, lost = 0, i;
 	tc_ref *keep = malloc(cap * sizeof(tc_ref));
-	int64_t now = tc_now();
 	int c;
 
 	tc_log("tagcache: %s: %s; rebuilding the index from the stored entries", m->path, why);
@@ -157,7 +156,11 @@ void tc_shm_repair(tc_shm_map *m, const char *why)
 			lost++;
 		}
 		b->prev = prev;
-		if (b->type == TC_B_ENTRY && entry_whole(m, r)) {
+		/* Only published entries count: the slot named in the block must
+		 * point back at it. A save killed before it switched the index
+		 * leaves an unreferenced block, and the old value stands. */
+		if (b->type == TC_B_ENTRY && b->aux >= 1 && b->aux <= m->nslots
+		    && m->slots[b->aux - 1].blk == r && entry_whole(m, r)) {
 			if (keep && kept == cap) {
 				tc_ref *nk = realloc(keep, cap * 2 * sizeof(tc_ref));
 				if (!nk) {
@@ -228,7 +231,7 @@ void tc_shm_repair(tc_shm_map *m, const char *why)
 
 	/* Pass 3: index the kept entries again. */
 	for (i = 0; i < kept; i++) {
-		if (!reindex(m, keep[i], now)) {
+		if (!reindex(m, keep[i])) {
 			lost++;
 		}
 	}
@@ -258,7 +261,7 @@ static void say(rep *R, const char *fmt, ...)
 	va_list ap;
 	int len;
 
-	if (++R->n > 50) {
+	if (++R->n > 50 || !R->emit) {
 		return;
 	}
 	va_start(ap, fmt);
@@ -386,7 +389,7 @@ slots:
 
 				memcpy(&n, w, 2);
 				links++;
-				if (!tc_ref_ok(m, l[j].tag) || TC_BLK(m, l[j].tag)->type != TC_B_TAG) {
+				if (!tc_tag_ok(m, l[j].tag)) {
 					say(&R, "slot %u: tag link %u is not a tag", i, j);
 				} else {
 					T = TC_TAGREC(TC_BLK(m, l[j].tag));
@@ -443,7 +446,7 @@ slots:
 			tc_tag *T;
 			uint32_t k;
 
-			if (!tc_ref_ok(m, t) || TC_BLK(m, t)->type != TC_B_TAG || ++ntags > m->heap_units) {
+			if (!tc_tag_ok(m, t) || ++ntags > m->heap_units) {
 				say(&R, "tag bucket %u chains to a non-tag block %u", i, t);
 				break;
 			}
@@ -454,9 +457,8 @@ slots:
 			if (T->count == 0) {
 				say(&R, "tag %u has no members", t);
 			}
-			if (T->count > T->cap || !tc_ref_ok(m, T->arr) || TC_BLK(m, T->arr)->type != TC_B_TARR
-			    || (uint64_t)TC_BLK(m, T->arr)->size * TC_UNIT < sizeof(tc_blk) + (uint64_t)T->cap * 4) {
-				say(&R, "tag %u has a damaged member array", t);
+			if (!T->arr) {
+				say(&R, "tag %u has no member array", t);
 				t = T->next;
 				continue;
 			}

@@ -7,6 +7,10 @@
  * dies, so a creator killed half-way leaves a segment that the next opener
  * formats again, and of 32 processes starting at once exactly one formats.
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -336,6 +340,18 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 			bad = 1;
 			base = NULL;
 		} else {
+#ifdef HAVE_POSIX_FALLOCATE
+			/* An existing file may be sparse (a leftover, a copy): make
+			 * sure every page is there before touching any. */
+			int rc = posix_fallocate(fd, 0, st.st_size);
+
+			if (rc != 0) {
+				snprintf(err, TC_ERRBUF, "%s: cannot reserve %llu bytes: %s", path,
+				         (unsigned long long)st.st_size, strerror(rc));
+				close(fd);
+				return TC_ERR;
+			}
+#endif
 			base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 			if (base == MAP_FAILED) {
 				snprintf(err, TC_ERRBUF, "%s: cannot map: %s", path, strerror(errno));
@@ -368,7 +384,10 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 		m->dev = st.st_dev;
 		m->ino = st.st_ino;
 		bind_map(m, base, (size_t)st.st_size, nslots, &L);
-		close(fd); /* drops the flock; the mapping stays */
+		/* The mapping holds the open file description, and with it the
+		 * flock: unlock explicitly, close() alone would not. */
+		flock(fd, LOCK_UN);
+		close(fd);
 		m->next = maps;
 		maps = m;
 		*out = m;

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Run the phpt suite against modules/tagcache.so and print one line
+# "N passed, N failed, N skipped" (run-tests.php prints no such line).
+#   scripts/test.sh [--valgrind|--asan] [tests or dirs...]
+# Exits non-zero when a test fails or when no test ran.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MODE=plain
+case "${1:-}" in
+	--valgrind) MODE=valgrind; shift ;;
+	--asan) MODE=asan; shift ;;
+esac
+[ "$#" -gt 0 ] || set -- tests
+PHP_BIN=${PHP_BIN:-$(command -v php)}
+RUNTESTS="$(php-config --extension-dir)/build/run-tests.php"
+[ -f "$RUNTESTS" ] || RUNTESTS=/usr/lib/php/build/run-tests.php
+export TAGCACHE_MODULE="$PWD/modules/tagcache.so"
+[ -f "$TAGCACHE_MODULE" ] || { echo "no $TAGCACHE_MODULE: run scripts/build.sh" >&2; exit 2; }
+export NO_INTERACTION=1 TEST_PHP_EXECUTABLE="$PHP_BIN" REPORT_EXIT_STATUS=1
+ARGS=(-q -p "$PHP_BIN" -d "extension=$TAGCACHE_MODULE" --show-diff)
+if [ "$MODE" = valgrind ]; then
+	export USE_ZEND_ALLOC=0 ZEND_DONT_UNLOAD_MODULES=1
+	ARGS+=(-m)
+elif [ "$MODE" = asan ]; then
+	export LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
+	export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
+	export USE_ZEND_ALLOC=0
+fi
+LOG=$(mktemp)
+php "$RUNTESTS" "${ARGS[@]}" "$@" 2>&1 | tee "$LOG"
+num() { grep -E "^$1" "$LOG" | head -1 | sed -E 's/[^:]*:[[:space:]]*([0-9]+).*/\1/'; }
+PASSED=$(num "Tests passed"); FAILED=$(num "Tests failed"); SKIPPED=$(num "Tests skipped")
+LEAKED=$(num "Tests leaked"); WARNED=$(num "Tests warned")
+PASSED=${PASSED:-0}; FAILED=$(( ${FAILED:-0} + ${LEAKED:-0} + ${WARNED:-0} )); SKIPPED=${SKIPPED:-0}
+rm -f "$LOG"
+echo "$MODE: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
