@@ -1,0 +1,50 @@
+#!/bin/bash
+# Every test: install, build (-Wall -Wextra -Werror), start redis-server and
+# memcached on 127.0.0.1, run the phpt suite, then run it again under
+# valgrind (USE_ZEND_ALLOC=0). Ends with one line "N passed, N failed".
+#   scripts/check.sh [--no-valgrind]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+VALGRIND=1
+[ "${1:-}" = --no-valgrind ] && VALGRIND=0
+bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+bash scripts/build.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+RUN=$(mktemp -d /tmp/tagcache-check.XXXXXX)
+cleanup() {
+	[ -f "$RUN/redis.pid" ] && kill "$(cat "$RUN/redis.pid")" 2>/dev/null
+	[ -f "$RUN/memcached.pid" ] && kill "$(cat "$RUN/memcached.pid")" 2>/dev/null
+	rm -rf "$RUN"
+}
+trap cleanup EXIT
+export TAGCACHE_REDIS_PORT=${TAGCACHE_REDIS_PORT:-16379}
+export TAGCACHE_MEMCACHED_PORT=${TAGCACHE_MEMCACHED_PORT:-21211}
+redis-server --bind 127.0.0.1 --port "$TAGCACHE_REDIS_PORT" --save "" --appendonly no \
+	--daemonize yes --pidfile "$RUN/redis.pid" --dir "$RUN" --logfile "$RUN/redis.log"
+memcached -d -l 127.0.0.1 -p "$TAGCACHE_MEMCACHED_PORT" -U 0 -m 64 -u root -P "$RUN/memcached.pid"
+for _ in $(seq 50); do
+	redis-cli -p "$TAGCACHE_REDIS_PORT" ping >/dev/null 2>&1 && break
+	sleep 0.1
+done
+
+total_p=0; total_f=0; total_s=0
+run() {
+	local out line
+	out=$(mktemp)
+	bash scripts/test.sh "$@" 2>&1 | tee "$out"
+	line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
+	rm -f "$out"
+	if [ -z "$line" ]; then
+		total_f=$((total_f + 1))
+		return
+	fi
+	total_p=$((total_p + $(echo "$line" | sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/')))
+	total_f=$((total_f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+	total_s=$((total_s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/')))
+}
+run tests
+if [ "$VALGRIND" = 1 ]; then
+	run --valgrind tests
+fi
+echo "$total_p passed, $total_f failed, $total_s skipped"
+[ "$total_f" -eq 0 ] && [ "$total_p" -gt 0 ]

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Install what building, testing and benchmarking tagcache needs, from
+# Debian 12's packages. Always runs apt-get when CI=true; elsewhere it
+# skips apt when every package is already installed.
+set -euo pipefail
+PKGS=(
+	build-essential autoconf pkg-config
+	php8.2-cli php8.2-dev php8.2-fpm php-parser libfcgi-bin
+	valgrind util-linux procps
+	libhiredis-dev libmemcached-dev redis-server memcached
+	php-apcu php-redis php-memcached php-symfony-cache
+	php-cache-integration-tests phpunit
+	gnuplot-nox
+)
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${CI:-}" = true ] || [ "${#missing[@]}" -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update
+	apt-get install -y --no-install-recommends "${PKGS[@]}"
+fi
+# Debian's packages start their services; tests start their own on
+# other ports, so the system ones are left as they are.
