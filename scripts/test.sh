@@ -19,8 +19,10 @@ export TAGCACHE_MODULE="$PWD/modules/tagcache.so"
 export NO_INTERACTION=1 TEST_PHP_EXECUTABLE="$PHP_BIN" REPORT_EXIT_STATUS=1
 ARGS=(-q -p "$PHP_BIN" -d "extension=$TAGCACHE_MODULE" --show-diff)
 if [ "$MODE" = valgrind ]; then
-	export USE_ZEND_ALLOC=0 ZEND_DONT_UNLOAD_MODULES=1
-	ARGS+=(-m)
+	export USE_ZEND_ALLOC=0 ZEND_DONT_UNLOAD_MODULES=1 TEST_TIMEOUT=900
+	export TAGCACHE_REAL_PHP="$PHP_BIN"
+	TEST_PHP_EXECUTABLE="$PWD/scripts/valgrind-php.sh"
+	ARGS=(-q -p "$TEST_PHP_EXECUTABLE" -d "extension=$TAGCACHE_MODULE" --show-diff)
 elif [ "$MODE" = asan ]; then
 	export LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
 	export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
