@@ -154,6 +154,14 @@ static int wlock(tc_shm *s, char *err)
 	double t = s->lock_timeout > 0 ? s->lock_timeout : 5.0;
 	int r;
 
+	if (m->held) {
+		/* This process holds it already: a call bailed out of a locked
+		 * section (fatal error, timeout) and a shutdown function or the
+		 * next request is here. Release it; the next holder repairs. */
+		m->hdr->needs_repair = 1;
+		m->held = 0;
+		pthread_mutex_unlock(&m->hdr->lock);
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += (time_t)t;
 	ts.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
