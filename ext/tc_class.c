@@ -109,6 +109,36 @@ static tc_str *tags_arg(HashTable *ht, uint32_t arg, size_t *n)
 	if (!cnt) {
 		return out;
 	}
+	if (cnt <= 16) {
+		/* the usual case: a few tags, de-duplicated by comparison */
+		ZEND_HASH_FOREACH_VAL(ht, v) {
+			size_t j;
+
+			ZVAL_DEREF(v);
+			if (Z_TYPE_P(v) != IS_STRING) {
+				zend_argument_type_error(arg, "must contain only strings, %s found", zend_zval_type_name(v));
+				efree(out);
+				return NULL;
+			}
+			if (Z_STRLEN_P(v) == 0 || Z_STRLEN_P(v) > TC_TAG_MAX) {
+				zend_argument_value_error(arg, "must contain tags of 1 to %d bytes", TC_TAG_MAX);
+				efree(out);
+				return NULL;
+			}
+			for (j = 0; j < k; j++) {
+				if (out[j].len == Z_STRLEN_P(v) && memcmp(out[j].p, Z_STRVAL_P(v), out[j].len) == 0) {
+					break;
+				}
+			}
+			if (j == k) {
+				out[k].p = Z_STRVAL_P(v);
+				out[k].len = Z_STRLEN_P(v);
+				k++;
+			}
+		} ZEND_HASH_FOREACH_END();
+		*n = k;
+		return out;
+	}
 	zend_hash_init(&seen, cnt, NULL, NULL, 0);
 	ZEND_HASH_FOREACH_VAL(ht, v) {
 		ZVAL_DEREF(v);

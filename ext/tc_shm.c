@@ -139,8 +139,10 @@ int tc_entry_sane(const tc_shm_map *m, tc_ref r)
 
 static inline void seq_begin(tc_shm_hdr *h)
 {
+	/* the odd value must be visible before any store of the change: a
+	 * release fence orders it before every later store */
 	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 static inline void seq_end(tc_shm_hdr *h)
@@ -170,6 +172,10 @@ static int wlock(tc_shm *s, char *err)
 		m->held = 0;
 		pthread_mutex_unlock(&m->hdr->lock);
 	}
+	r = pthread_mutex_trylock(&m->hdr->lock);
+	if (r == 0 || r == EOWNERDEAD) {
+		goto got;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += (time_t)t;
 	ts.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
@@ -178,6 +184,7 @@ static int wlock(tc_shm *s, char *err)
 		ts.tv_nsec -= 1000000000L;
 	}
 	r = pthread_mutex_timedlock(&m->hdr->lock, &ts);
+got:
 	if (r == EOWNERDEAD) {
 		m->held = 1;
 		m->hdr->lock_recoveries++;
@@ -865,7 +872,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_shm_hdr *H = m->hdr;
 	uint64_t tnlen = 0, need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
-	tc_ref r = 0, oref = 0, *trefs;
+	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
 	tc_entry *e;
 	unsigned char *w;
 	int64_t now = tc_now();
@@ -884,13 +891,15 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		return TC_ERR;
 	}
 	units = (uint32_t)((need + TC_UNIT - 1) / TC_UNIT);
-	trefs = malloc((ntags ? ntags : 1) * sizeof(tc_ref));
+	trefs = ntags <= 32 ? trefs_small : malloc(ntags * sizeof(tc_ref));
 	if (!trefs) {
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
 	if (wlock(s, err) != TC_OK) {
-		free(trefs);
+		if (trefs != trefs_small) {
+			free(trefs);
+		}
 		return TC_ERR;
 	}
 	tc_crash_point("save_locked");
@@ -993,7 +1002,9 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	}
 	H->writes++;
 	wunlock(m);
-	free(trefs);
+	if (trefs != trefs_small) {
+		free(trefs);
+	}
 	return TC_OK;
 
 full:
@@ -1004,7 +1015,9 @@ full:
 		drop_unused_tags(m, tags, ntags);
 	}
 	wunlock(m);
-	free(trefs);
+	if (trefs != trefs_small) {
+		free(trefs);
+	}
 	snprintf(err, TC_ERRBUF, "%s: no room for an entry of %llu bytes", m->path,
 	         (unsigned long long)need);
 	return TC_ERR;
