@@ -1,0 +1,23 @@
+<?php
+/*
+ * TagCache_Zend_File: Zend_Cache backend over the append-only file store (TagCache\File).
+ *
+ * Loading this file in a PHP whose tagcache extension has no TagCache\File (not
+ * built with it, or a version before it landed) throws
+ * TagCache_Zend_UnavailableError and logs why, so Magento cannot silently
+ * fall back to its file cache.
+ */
+
+require_once __DIR__ . '/Backend.php';
+
+if (!class_exists('TagCache\File', false)) {
+    throw TagCache_Zend_UnavailableError::logged(
+        'tagcache: TagCache_Zend_File needs the native class TagCache\File, which this build of the'
+        . ' tagcache extension (' . phpversion('tagcache') . ') does not have'
+    );
+}
+
+class TagCache_Zend_File extends TagCache_Zend_Backend
+{
+    protected const NATIVE = 'TagCache\File';
+}
