@@ -29,22 +29,7 @@
  */
 
 require_once __DIR__ . '/UnavailableError.php';
-
-if (!extension_loaded('tagcache')) {
-    throw TagCache_Zend_UnavailableError::logged(
-        'tagcache: the PHP extension "tagcache" is not loaded in this PHP ('
-        . PHP_SAPI . ' ' . PHP_VERSION . ', php.ini: ' . (php_ini_loaded_file() ?: 'none')
-        . '), so the TagCache_Zend_* cache backends cannot run. Load it in every PHP that runs'
-        . ' this application (php-fpm, CLI, cron): extension=tagcache.so'
-    );
-}
-if (!class_exists('Zend_Cache_Backend') || !interface_exists('Zend_Cache_Backend_ExtendedInterface')) {
-    throw TagCache_Zend_UnavailableError::logged(
-        'tagcache: TagCache_Zend_* cache backends need Zend_Cache (Zend_Cache_Backend and'
-        . ' Zend_Cache_Backend_ExtendedInterface from zf1, zf1-future or magento/zend-cache),'
-        . ' and it cannot be loaded here'
-    );
-}
+TagCache_Zend_UnavailableError::check();
 
 abstract class TagCache_Zend_Backend extends Zend_Cache_Backend implements
     Zend_Cache_Backend_ExtendedInterface,

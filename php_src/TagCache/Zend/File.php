@@ -8,14 +8,9 @@
  * fall back to its file cache.
  */
 
+require_once __DIR__ . '/UnavailableError.php';
+TagCache_Zend_UnavailableError::check('TagCache_Zend_File', 'TagCache\File');
 require_once __DIR__ . '/Backend.php';
-
-if (!class_exists('TagCache\File', false)) {
-    throw TagCache_Zend_UnavailableError::logged(
-        'tagcache: TagCache_Zend_File needs the native class TagCache\File, which this build of the'
-        . ' tagcache extension (' . phpversion('tagcache') . ') does not have'
-    );
-}
 
 class TagCache_Zend_File extends TagCache_Zend_Backend
 {

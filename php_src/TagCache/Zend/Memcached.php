@@ -8,14 +8,9 @@
  * fall back to its file cache.
  */
 
+require_once __DIR__ . '/UnavailableError.php';
+TagCache_Zend_UnavailableError::check('TagCache_Zend_Memcached', 'TagCache\Memcached');
 require_once __DIR__ . '/Backend.php';
-
-if (!class_exists('TagCache\Memcached', false)) {
-    throw TagCache_Zend_UnavailableError::logged(
-        'tagcache: TagCache_Zend_Memcached needs the native class TagCache\Memcached, which this build of the'
-        . ' tagcache extension (' . phpversion('tagcache') . ') does not have'
-    );
-}
 
 class TagCache_Zend_Memcached extends TagCache_Zend_Backend
 {

@@ -8,14 +8,9 @@
  * fall back to its file cache.
  */
 
+require_once __DIR__ . '/UnavailableError.php';
+TagCache_Zend_UnavailableError::check('TagCache_Zend_Redis', 'TagCache\Redis');
 require_once __DIR__ . '/Backend.php';
-
-if (!class_exists('TagCache\Redis', false)) {
-    throw TagCache_Zend_UnavailableError::logged(
-        'tagcache: TagCache_Zend_Redis needs the native class TagCache\Redis, which this build of the'
-        . ' tagcache extension (' . phpversion('tagcache') . ') does not have'
-    );
-}
 
 class TagCache_Zend_Redis extends TagCache_Zend_Backend
 {

@@ -15,14 +15,9 @@
  * fall back to its file cache.
  */
 
+require_once __DIR__ . '/UnavailableError.php';
+TagCache_Zend_UnavailableError::check('TagCache_Zend_Shm', 'TagCache\Shm');
 require_once __DIR__ . '/Backend.php';
-
-if (!class_exists('TagCache\Shm', false)) {
-    throw TagCache_Zend_UnavailableError::logged(
-        'tagcache: TagCache_Zend_Shm needs the native class TagCache\Shm, which this build of the'
-        . ' tagcache extension (' . phpversion('tagcache') . ') does not have'
-    );
-}
 
 class TagCache_Zend_Shm extends TagCache_Zend_Backend
 {

@@ -8,14 +8,9 @@
  * fall back to its file cache.
  */
 
+require_once __DIR__ . '/UnavailableError.php';
+TagCache_Zend_UnavailableError::check('TagCache_Zend_TwoLevel', 'TagCache\TwoLevel');
 require_once __DIR__ . '/Backend.php';
-
-if (!class_exists('TagCache\TwoLevel', false)) {
-    throw TagCache_Zend_UnavailableError::logged(
-        'tagcache: TagCache_Zend_TwoLevel needs the native class TagCache\TwoLevel, which this build of the'
-        . ' tagcache extension (' . phpversion('tagcache') . ') does not have'
-    );
-}
 
 class TagCache_Zend_TwoLevel extends TagCache_Zend_Backend
 {
