@@ -27,7 +27,7 @@ passed=0; failed=0; skipped=0
 for native in $natives; do
 	echo "== PSR integration suites on $native"
 	junit="$TMP/junit.xml"
-	TAGCACHE_PSR_NATIVE="$native" "${PHP[@]}" "$PHPUNIT" --colors=never \
+	TAGCACHE_PSR_NATIVE="$native" "${PHP[@]}" "$PHPUNIT" --colors=never --do-not-cache-result \
 		--bootstrap tests/psr/phpunit/bootstrap.php --log-junit "$junit" tests/psr/phpunit
 	rc=$?
 	if [ ! -s "$junit" ]; then
