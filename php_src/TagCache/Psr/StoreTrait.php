@@ -63,7 +63,28 @@ trait StoreTrait
         $this->unserializeOptions = ['allowed_classes' => $allowedClasses];
     }
 
-    /** Why $key is not a valid PSR key, or null when it is. */
+    /** The exception a caller gets for a bad key, tag or TTL (each PSR has its own class). */
+    abstract private static function invalid(string $message): \InvalidArgumentException;
+
+    /**
+     * The backend id for a PSR key; throws invalid() when the key is not
+     * valid. Keys of A-Z a-z 0-9 _ . (most) skip the full validation.
+     */
+    private function id(mixed $key): string
+    {
+        if (is_string($key) && $key !== '') {
+            $n = strspn($key, 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._');
+            if ($n === strlen($key)) {
+                return $this->prefix . self::escape($key);  // valid: no reserved character
+            }
+        }
+        if (($error = self::keyError($key)) !== null) {
+            throw self::invalid($error);
+        }
+        return $this->prefix . self::escape($key);
+    }
+
+    /** Why $key is not a valid PSR key (or tag), or null when it is. */
     private static function keyError(mixed $key, string $what = 'key'): ?string
     {
         if (!is_string($key)) {
@@ -72,7 +93,7 @@ trait StoreTrait
         if ($key === '') {
             return "A cache $what must not be empty";
         }
-        if (strpbrk($key, '{}()/\\@:') !== false) {
+        if (strcspn($key, '{}()/\\@:') !== strlen($key)) {
             return "Cache $what \"$key\" contains a reserved character: {}()/\\@:";
         }
         return null;
@@ -82,27 +103,14 @@ trait StoreTrait
     private static function escape(string $s): string
     {
         static $alnum = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-        static $map = null;
         if (strspn($s, $alnum) !== strlen($s)) {
-            if ($map === null) {
-                $map = [];
-                for ($i = 0; $i < 256; $i++) {
-                    $c = chr($i);
-                    if (strpos($alnum, $c) === false) {
-                        $map[$c] = '_x' . sprintf('%02x', $i);
-                    }
-                }
-                $map['_'] = '__';
-                $map['.'] = '_d';
+            // "_" first: the "_" that "_d" brings in must not be doubled
+            $s = str_replace(['_', '.'], ['__', '_d'], $s);
+            if (strspn($s, $alnum . '_') !== strlen($s)) {
+                $s = preg_replace_callback('/[^A-Za-z0-9_]/', static fn(array $m): string => '_x' . bin2hex($m[0]), $s);
             }
-            $s = strtr($s, $map);
         }
         return strlen($s) > 128 ? '_h' . hash('sha256', $s) : $s;
-    }
-
-    private function mapId(string $key): string
-    {
-        return $this->prefix . self::escape($key);
     }
 
     /** Backend tags for PSR tags (already validated), plus the namespace tag. */

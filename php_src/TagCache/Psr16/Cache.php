@@ -39,35 +39,31 @@ class Cache implements CacheInterface
 
     public function get($key, $default = null): mixed
     {
-        if (($error = self::keyError($key)) !== null) {
-            throw new InvalidArgumentException($error);
-        }
+        $id = $this->id($key);
         try {
-            $data = $this->backend->load($this->mapId($key));
+            $data = $this->backend->load($id);
         } catch (\TagCache\Exception $e) {
             throw new CacheException($e->getMessage(), 0, $e);
         }
-        if ($data === false || !$this->decode($data, $value)) {
+        if ($data === false) {
             return $default;
         }
-        return $value;
+        if (($data[0] ?? '') === 's') {
+            return substr($data, 1);  // a string: no call to decode()
+        }
+        return $this->decode($data, $value) ? $value : $default;
     }
 
     public function set($key, $value, $ttl = null): bool
     {
-        if (($error = self::keyError($key)) !== null) {
-            throw new InvalidArgumentException($error);
-        }
-        return $this->store($key, $this->encode($value), self::expiry($ttl));
+        return $this->store($this->id($key), $this->encode($value), self::expiry($ttl));
     }
 
     public function delete($key): bool
     {
-        if (($error = self::keyError($key)) !== null) {
-            throw new InvalidArgumentException($error);
-        }
+        $id = $this->id($key);
         try {
-            $this->backend->remove($this->mapId($key));
+            $this->backend->remove($id);
         } catch (\TagCache\Exception $e) {
             throw new CacheException($e->getMessage(), 0, $e);
         }
@@ -87,10 +83,7 @@ class Cache implements CacheInterface
     {
         $ids = [];
         foreach (self::iterable($keys) as $key) {
-            if (($error = self::keyError($key)) !== null) {
-                throw new InvalidArgumentException($error);
-            }
-            $ids[$key] = $this->mapId($key);
+            $ids[$key] = $this->id($key);
         }
         try {
             $found = $ids ? $this->backend->loadMany(array_values($ids)) : [];
@@ -112,14 +105,11 @@ class Cache implements CacheInterface
             if (is_int($key)) {
                 $key = (string) $key;  // array keys such as '0' arrive as ints
             }
-            if (($error = self::keyError($key)) !== null) {
-                throw new InvalidArgumentException($error);
-            }
-            $todo[$key] = $this->encode($value);
+            $todo[$this->id($key)] = $this->encode($value);
         }
         $ok = true;
-        foreach ($todo as $key => $data) {
-            $ok = $this->store((string) $key, $data, $expiry) && $ok;
+        foreach ($todo as $id => $data) {
+            $ok = $this->store((string) $id, $data, $expiry) && $ok;
         }
         return $ok;
     }
@@ -128,10 +118,7 @@ class Cache implements CacheInterface
     {
         $ids = [];
         foreach (self::iterable($keys) as $key) {
-            if (($error = self::keyError($key)) !== null) {
-                throw new InvalidArgumentException($error);
-            }
-            $ids[] = $this->mapId($key);
+            $ids[] = $this->id($key);
         }
         try {
             foreach ($ids as $id) {
@@ -145,20 +132,17 @@ class Cache implements CacheInterface
 
     public function has($key): bool
     {
-        if (($error = self::keyError($key)) !== null) {
-            throw new InvalidArgumentException($error);
-        }
+        $id = $this->id($key);
         try {
-            return $this->backend->test($this->mapId($key)) !== false;
+            return $this->backend->test($id) !== false;
         } catch (\TagCache\Exception $e) {
             throw new CacheException($e->getMessage(), 0, $e);
         }
     }
 
     /** Saves (or, when $expiresAt has passed, deletes) one encoded value. */
-    private function store(string $key, string $data, int|null|false $expiresAt): bool
+    private function store(string $id, string $data, int|null|false $expiresAt): bool
     {
-        $id = $this->mapId($key);
         try {
             $lifetime = $expiresAt === false ? false : $this->lifetimeUntil($expiresAt);
             if ($lifetime === false) {
@@ -169,6 +153,11 @@ class Cache implements CacheInterface
         } catch (\TagCache\Exception $e) {
             throw new CacheException($e->getMessage(), 0, $e);
         }
+    }
+
+    private static function invalid(string $message): \InvalidArgumentException
+    {
+        return new InvalidArgumentException($message);
     }
 
     /** A PSR-16 TTL as an absolute expiry: null (default lifetime), a unix time, or false (already expired). */

@@ -55,14 +55,12 @@ abstract class PoolBase implements CacheItemPoolInterface
 
     public function getItem($key): CacheItemInterface
     {
-        if (($error = self::keyError($key)) !== null) {
-            throw new InvalidArgumentException($error);
-        }
+        $id = $this->id($key);
         if (isset($this->deferred[$key])) {
             return self::fromDeferred($this->deferred[$key]) ?? self::item($key, false, null, []);
         }
         try {
-            $data = $this->backend->load($this->mapId($key));
+            $data = $this->backend->load($id);
         } catch (\TagCache\Exception $e) {
             throw new CacheException($e->getMessage(), 0, $e);
         }
@@ -76,11 +74,9 @@ abstract class PoolBase implements CacheItemPoolInterface
     {
         $ids = [];
         foreach ($keys as $key) {
-            if (($error = self::keyError($key)) !== null) {
-                throw new InvalidArgumentException($error);
-            }
+            $id = $this->id($key);
             if (!isset($this->deferred[$key])) {
-                $ids[$key] = $this->mapId($key);
+                $ids[$key] = $id;
             }
         }
         try {
@@ -104,14 +100,12 @@ abstract class PoolBase implements CacheItemPoolInterface
 
     public function hasItem($key): bool
     {
-        if (($error = self::keyError($key)) !== null) {
-            throw new InvalidArgumentException($error);
-        }
+        $id = $this->id($key);
         if (isset($this->deferred[$key])) {
             return self::fromDeferred($this->deferred[$key]) !== null;
         }
         try {
-            return $this->backend->test($this->mapId($key)) !== false;
+            return $this->backend->test($id) !== false;
         } catch (\TagCache\Exception $e) {
             throw new CacheException($e->getMessage(), 0, $e);
         }
@@ -136,10 +130,7 @@ abstract class PoolBase implements CacheItemPoolInterface
     {
         $ids = [];
         foreach ($keys as $key) {
-            if (($error = self::keyError($key)) !== null) {
-                throw new InvalidArgumentException($error);
-            }
-            $ids[$key] = $this->mapId($key);
+            $ids[$key] = $this->id($key);
         }
         try {
             foreach ($ids as $key => $id) {
@@ -188,7 +179,7 @@ abstract class PoolBase implements CacheItemPoolInterface
     {
         foreach ($tags as $tag) {
             if (($error = self::keyError($tag, 'tag')) !== null) {
-                throw new InvalidArgumentException($error);
+                throw self::invalid($error);
             }
         }
         if (!$tags) {
@@ -206,7 +197,7 @@ abstract class PoolBase implements CacheItemPoolInterface
 
     private function store(string $key, mixed $value, ?int $expiresAt, array $tags): bool
     {
-        $id = $this->mapId($key);
+        $id = $this->id($key);
         try {
             $lifetime = $this->lifetimeUntil($expiresAt);
             if ($lifetime === false) {
@@ -217,6 +208,11 @@ abstract class PoolBase implements CacheItemPoolInterface
         } catch (\TagCache\Exception $e) {
             throw new CacheException($e->getMessage(), 0, $e);
         }
+    }
+
+    private static function invalid(string $message): \InvalidArgumentException
+    {
+        return new InvalidArgumentException($message);
     }
 
     /* Items' private state, read and written in ItemBase's scope. */
