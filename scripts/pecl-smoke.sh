@@ -39,7 +39,10 @@ restore_bookkeeping() {
 		esac
 	done
 }
-trap 'restore_bookkeeping; rm -rf "$TMP"' EXIT
+installed=0
+# Interrupted between install and uninstall: uninstall anyway.
+trap '[ "$installed" = 1 ] && "${PECL[@]}" uninstall tagcache >/dev/null 2>&1; restore_bookkeeping; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
 PECL=(pecl -d "temp_dir=$TMP/pear-temp" -d "download_dir=$TMP/pear-download" -d "cache_dir=$TMP/pear-cache")
 snapshot() {
 	{ ls -1 "$EXT_DIR"; find "$PHP_DIR" -maxdepth 1 | sort;
@@ -80,6 +83,7 @@ else
 fi
 
 # 2. pecl install, from the local tarball
+installed=1   # from here on, an interrupted run uninstalls on exit
 if MAKEFLAGS="-j$(nproc)" "${PECL[@]}" install "$TMP/tagcache-$VERSION.tgz" > "$TMP/install.log" 2>&1 \
 	&& grep -q "install ok: channel://pecl.php.net/tagcache-$VERSION" "$TMP/install.log"; then
 	ok "pecl install built and installed tagcache $VERSION"
@@ -154,8 +158,12 @@ rm -f "/dev/shm/tagcache.$SEG"
 
 # 6. pecl uninstall, and the machine as it was
 "${PECL[@]}" uninstall tagcache > "$TMP/uninstall.log" 2>&1
-grep -q "uninstall ok: channel://pecl.php.net/tagcache-$VERSION" "$TMP/uninstall.log" \
-	&& ok "pecl uninstall tagcache" || { bad "pecl uninstall failed:"; cat "$TMP/uninstall.log" >&2; }
+if grep -q "uninstall ok: channel://pecl.php.net/tagcache-$VERSION" "$TMP/uninstall.log"; then
+	installed=0
+	ok "pecl uninstall tagcache"
+else
+	bad "pecl uninstall failed:"; cat "$TMP/uninstall.log" >&2
+fi
 restore_bookkeeping
 snapshot "$TMP/after"
 if diff -u "$TMP/before" "$TMP/after" > "$TMP/diff"; then

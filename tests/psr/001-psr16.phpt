@@ -2,6 +2,8 @@
 PSR-16 TagCache\Psr16\Cache: keys to backend ids, TTL semantics, default lifetime, namespace-scoped clear(), values, foreign or damaged entries
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --SKIPIF--
 <?php
 require __DIR__ . '/psr.inc';

@@ -2,6 +2,8 @@
 PSR-6 TagCache\Psr6\TagAwarePool: tags to backend tags, invalidateTags() scoped to the namespace, previous tags, expiry, deferred items, sharing with PSR-16
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --SKIPIF--
 <?php
 require __DIR__ . '/psr.inc';

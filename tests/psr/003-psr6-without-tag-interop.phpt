@@ -2,6 +2,8 @@
 PSR-6 TagCache\Psr6\TagAwarePool where cache/tag-interop is not installed: the pool is a plain CacheItemPoolInterface and its tag methods still work
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --SKIPIF--
 <?php
 if (stream_resolve_include_path('Psr/Cache/autoload.php') === false) {

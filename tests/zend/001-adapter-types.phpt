@@ -2,6 +2,8 @@
 Zend adapters: each is a Zend_Cache_Backend with the extended interface, a TagCache\Backend, and passes Zend_Cache_Core's type hint
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

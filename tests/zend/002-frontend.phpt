@@ -2,6 +2,8 @@
 Zend adapters behind Zend_Cache_Core and Varien_Cache_Core: prefix, validation, write_control, serialization off, directives
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

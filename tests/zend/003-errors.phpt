@@ -2,6 +2,8 @@
 Zend adapters: every error is a Zend_Cache_Exception carrying the native error; constructor failures are also logged
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

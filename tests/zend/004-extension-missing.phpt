@@ -2,6 +2,8 @@
 Zend adapters without the extension: loading TagCache_Zend_Shm throws an Error and logs, so Magento cannot fall back silently
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

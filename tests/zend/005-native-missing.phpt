@@ -2,6 +2,8 @@
 Zend adapters whose native class this build lacks: loading throws TagCache_Zend_UnavailableError (logged), every time, and Magento cannot fall back silently
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --SKIPIF--
 <?php
 require __DIR__ . '/zend.inc';

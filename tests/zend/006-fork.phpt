@@ -2,6 +2,8 @@
 Zend adapters across pcntl_fork(): one adapter object used by the parent and its children (Magento 2 rebuilds its frontend after fork; the adapter holds nothing that breaks)
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --SKIPIF--
 <?php
 if (!function_exists('pcntl_fork')) {

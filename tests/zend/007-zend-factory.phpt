@@ -2,6 +2,8 @@
 Zend adapters through Zend_Cache::factory() with custom naming: found on the include_path with no autoloader at all (autoload=false), and with one (autoload=true, as Magento calls it)
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

@@ -2,6 +2,8 @@
 Composer (Magento 2): php_src/composer.json is a valid package whose autoload finds every class, installed from a path repository; and the include_path route (use-include-path) finds the pecl-installed copy
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --SKIPIF--
 <?php
 require __DIR__ . '/zend.inc';

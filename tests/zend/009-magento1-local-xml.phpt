@@ -2,6 +2,8 @@
 Magento 1: the README's local.xml block, read the way Magento reads it (every value a string), loads TagCache_Zend_Shm through the include_path and works; cron in another process shares it
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

@@ -2,6 +2,8 @@
 Magento 2: the README's env.php block builds both cache frontends on TagCache_Zend_Shm through Magento 2's checks, no fallback
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

@@ -2,6 +2,8 @@
 Zend adapters run the backend contract like their native classes: getCapabilities()
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

@@ -2,6 +2,8 @@
 Zend adapters run the backend contract like their native classes: save() lifetimes false, null, int, negative
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';

@@ -2,6 +2,8 @@
 Zend adapters run the backend contract like their native classes: ids and tags of 1..1024 bytes, ValueError beyond
 --EXTENSIONS--
 tagcache
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require __DIR__ . '/zend.inc';
