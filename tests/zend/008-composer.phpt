@@ -42,6 +42,10 @@ foreach ($it as $f) {
     }
 }
 echo 'classes under php_src/TagCache outside the psr-0 prefixes: ', $unmapped ? implode(', ', $unmapped) : 'none', "\n";
+// the top composer.json is PIE's (Debian's Composer 2.5 predates the php-ext schema: checked by hand)
+$pie = json_decode(file_get_contents(tcz_root() . '/composer.json'), true);
+echo 'composer.json for PIE: type ', $pie['type'] ?? '?', ', extension-name ', $pie['php-ext']['extension-name'] ?? '?',
+    ' (the module is ', (new ReflectionExtension('tagcache'))->getName(), '), php ', $pie['require']['php'] ?? '?', "\n";
 
 // 2. a Composer app requiring it from a path repository (offline: packagist off)
 mkdir("$tmp/app");
@@ -77,6 +81,7 @@ foreach (glob(sys_get_temp_dir() . '/tcz008.*') ?: [] as $d) {
 --EXPECT--
 composer validate php_src/composer.json: valid
 classes under php_src/TagCache outside the psr-0 prefixes: none
+composer.json for PIE: type php-ext, extension-name tagcache (the module is tagcache), php >=8.1
 composer install: ok
 class_exists(TagCache_Zend_Shm): true
 loaded from: vendor/tagcache/tagcache-adapters/TagCache/Zend/Shm.php
