@@ -10,6 +10,7 @@ PKGS=(
 	libhiredis-dev libmemcached-dev redis-server memcached
 	php-apcu php-redis php-memcached php-symfony-cache
 	php-cache-integration-tests phpunit
+	php-pear php-psr-simple-cache php-psr-cache php-cache-tag-interop composer
 	gnuplot-nox
 )
 missing=()
