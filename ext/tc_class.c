@@ -11,6 +11,7 @@
 #include "php.h"
 #include "zend_exceptions.h"
 #include "ext/spl/spl_exceptions.h"
+#include "ext/date/php_date.h"
 #include "php_tagcache.h"
 #include "tagcache_arginfo.h"
 
@@ -448,7 +449,7 @@ ZEND_METHOD(TagCache_AbstractBackend, save)
 	if (!t) {
 		RETURN_THROWS();
 	}
-	expire = forever ? TC_EXPIRE_NEVER : (int64_t)time(NULL) + secs;
+	expire = forever ? TC_EXPIRE_NEVER : (int64_t)php_time() + secs;
 	err[0] = '\0';
 	r = o->be->save(o->state, S(id), S(data), t, nt, expire, err);
 	efree(t);

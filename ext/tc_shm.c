@@ -80,20 +80,34 @@ static void sb_emit(sbuf *b, tc_emit_fn emit, void *ctx)
 	b->len = b->cap = 0;
 }
 
-/* Expiry has one-second granularity: the coarse clock is read from the
- * vDSO page without touching the TSC (a full clock_gettime was an eighth
- * of a load hit on a VM). */
+/* Seconds of the realtime clock, as PHP's time() gives them. */
 int64_t tc_now(void)
 {
 	struct timespec ts;
 
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* The read path's clock: the coarse clock is read from the vDSO page
+ * without touching the TSC (a full clock_gettime was an eighth of a load
+ * hit on a VM), but it lags the real one by up to a tick, so an expiry
+ * that falls in the current coarse second is checked on the real clock. */
+static inline int64_t now_coarse(void)
+{
 #ifdef CLOCK_REALTIME_COARSE
+	struct timespec ts;
+
 	if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) == 0) {
 		return (int64_t)ts.tv_sec;
 	}
 #endif
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec;
+	return tc_now();
+}
+
+static inline int expired_at(int64_t expire, int64_t coarse)
+{
+	return expire < coarse || (expire == coarse && expire < tc_now());
 }
 
 uint32_t tc_key_hash(const unsigned char *p, size_t len)
@@ -756,7 +770,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 			m->tainted = 1;
 			return 2;
 		}
-		if (!found || (!allow_expired && e.expire < now)) {
+		if (!found || (!allow_expired && expired_at(e.expire, now))) {
 			count(&H->stripes[tc_shm_stripe].misses);
 			return TC_MISS;
 		}
@@ -798,7 +812,7 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
 	uint32_t h = tc_key_hash((const unsigned char *)id.p, id.len), slot;
-	int64_t now = tc_now();
+	int64_t now = now_coarse();
 	int rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
@@ -814,7 +828,7 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	if (slot) {
 		tc_entry *e = slot_entry(m, slot);
 
-		if (allow_expired || e->expire >= now) {
+		if (allow_expired || !expired_at(e->expire, now)) {
 			meta->expire = e->expire;
 			meta->mtime = e->mtime;
 			vlen = e->vlen;
