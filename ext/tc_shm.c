@@ -545,14 +545,14 @@ static void sweep_expired(tc_shm_map *m, int64_t now)
 	free(ids);
 }
 
-/* Evicts one entry: an expired one if the sample finds it, else the least
- * recently read of a sample taken round the slot table (a CLOCK-like hand,
- * so every entry gets looked at in turn). 0 when the table is empty. */
-static int evict_one(tc_shm_map *m, int64_t now)
+/* The eviction victim: an expired entry if the sample finds one, else the
+ * least recently read of a sample taken round the slot table (a CLOCK-like
+ * hand, so every entry gets looked at in turn). 0 when the table is empty. */
+static uint32_t pick_victim(tc_shm_map *m, int64_t now, int *expired)
 {
 	uint32_t best = 0, best_age = 0, seen = 0, n, tick = (uint32_t)m->hdr->version;
-	int expired = 0;
 
+	*expired = 0;
 	for (n = 0; n < m->nslots && seen < 16; n++) {
 		uint32_t id = (m->hdr->clock++ % m->nslots) + 1;
 		tc_slot *sl = &m->slots[id - 1];
@@ -565,15 +565,22 @@ static int evict_one(tc_shm_map *m, int64_t now)
 			return 0;
 		}
 		if (slot_entry(m, id)->expire < now) {
-			best = id;
-			expired = 1;
-			break;
+			*expired = 1;
+			return id;
 		}
 		if (!best || tick - sl->atime > best_age) {
 			best = id;
 			best_age = tick - sl->atime;
 		}
 	}
+	return best;
+}
+
+static int evict_one(tc_shm_map *m, int64_t now)
+{
+	int expired;
+	uint32_t best = pick_victim(m, now, &expired);
+
 	if (!best) {
 		return 0;
 	}
@@ -586,6 +593,62 @@ static int evict_one(tc_shm_map *m, int64_t now)
 		m->hdr->evictions++;
 	}
 	return 1;
+}
+
+/* Frees a run of at least `units` contiguous units by evicting the entries
+ * that lie next to an LRU victim in the heap. Single evictions free blocks
+ * scattered over the heap; a large block (a popular tag's member array that
+ * must double) may never appear that way on a full, fragmented heap. */
+static int make_contiguous(tc_shm_map *m, uint32_t units, int64_t now)
+{
+	uint32_t end = m->heap_units - 1, attempt;
+
+	for (attempt = 0; attempt < 8; attempt++) {
+		int expired;
+		uint32_t victim = pick_victim(m, now, &expired), steps = 0, acc = 0, n = 0;
+		tc_ref start, r;
+		uint32_t ids[256];
+
+		if (!victim) {
+			return 0;
+		}
+		start = r = m->slots[victim - 1].blk;
+		while (r < end && acc < units + 2 && steps++ < 4096) {
+			tc_blk *b = TC_BLK(m, r);
+
+			if (b->size < 2 || b->size > end - r) {
+				m->tainted = 1;
+				return 0;
+			}
+			if (b->type == TC_B_FREE || b->type == TC_B_ENTRY) {
+				acc += b->size;
+			} else {
+				acc = 0;  /* a tag record or array cannot move: start after it */
+				start = r + b->size;
+			}
+			r += b->size;
+		}
+		if (acc < units + 2) {
+			continue;
+		}
+		for (r = start; r < end && n < 256;) {
+			tc_blk *b = TC_BLK(m, r);
+			uint32_t size = b->size;
+
+			if (b->type == TC_B_ENTRY && b->aux >= 1 && b->aux <= m->nslots
+			    && m->slots[b->aux - 1].blk == r) {
+				ids[n++] = b->aux;
+			}
+			if (r + size >= start + acc) {
+				break;
+			}
+			r += size;
+		}
+		remove_list(m, ids, n, NULL);
+		m->hdr->evictions += n;
+		return n > 0;
+	}
+	return 0;
 }
 
 /* Makes room: expired entries first, then least recently used. */
@@ -611,6 +674,9 @@ static tc_ref alloc_room(tc_shm_map *m, uint32_t units, uint16_t type, int64_t n
 
 		if (r || m->tainted) {
 			return r;
+		}
+		if (tries >= 8 && make_contiguous(m, units, now)) {
+			continue;
 		}
 		if (!make_room(m, now)) {
 			return 0;
@@ -947,6 +1013,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	 * the new block is not in the index, so eviction cannot take it. */
 	for (tries = 0;; tries++) {
 		int ok = 1;
+		uint32_t want = 0;
 
 		old = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len, h);
 		if (!old && !H->free_slot) {
@@ -956,8 +1023,14 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 			const unsigned char *p = (const unsigned char *)tags[i].p;
 
 			trefs[i] = tc_tag_get(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
-			if (!trefs[i] || tc_tag_reserve(m, trefs[i]) != 0) {
+			if (!trefs[i]) {
 				ok = 0;
+				want = (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + tags[i].len + TC_UNIT - 1) / TC_UNIT);
+			} else if (tc_tag_reserve(m, trefs[i]) != 0) {
+				uint64_t cap = TC_TAGREC(TC_BLK(m, trefs[i]))->cap;
+
+				ok = 0;
+				want = (uint32_t)((sizeof(tc_blk) + (cap ? cap * 2 : 4) * 4 + TC_UNIT - 1) / TC_UNIT);
 			}
 		}
 		if (m->tainted) {
@@ -966,7 +1039,11 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		if (ok) {
 			break;
 		}
-		if (tries > 64 || !make_room(m, now)) {
+		if (tries > 64) {
+			goto full;
+		}
+		/* a few single evictions first; then clear a run big enough */
+		if (!(want && tries >= 4 && make_contiguous(m, want, now)) && !make_room(m, now)) {
 			goto full;
 		}
 	}
