@@ -597,7 +597,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (k = 0; k < np; k++) {
 			memcpy(base + patch[k].off, patch[k].bytes, patch[k].len);
 		}
-		for (nops = 0; nops < MAXOPS && take(&in, 4, &p); nops++) {
+		/* few: a damaged odd sequence costs each read its 200 tries */
+		for (nops = 0; nops < (live_writes ? MAXOPS : 8) && take(&in, 4, &p); nops++) {
 			uint8_t o[4] = {(uint8_t)(2 + (p[0] & 1)), p[1], p[2], p[3]};
 
 			run_op(st, live_writes ? p : o, &gen);
