@@ -1464,7 +1464,11 @@ static int set_expire(tc_shm *s, tc_str id, int64_t extra, int force_expired)
 			slot = 0;
 			x = 0;
 		} else {
-			x = e->expire + extra;
+			/* the stored expiry is not covered by the checksum: a damaged
+			 * one near INT64_MAX must not overflow */
+			if (__builtin_add_overflow(e->expire, extra, &x)) {
+				x = extra > 0 ? INT64_MAX : INT64_MIN;
+			}
 			__atomic_store_n(&e->mtime, now, __ATOMIC_RELAXED);
 		}
 		if (slot) {

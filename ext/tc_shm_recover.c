@@ -377,7 +377,7 @@ slots:
 		{
 			tc_entry *e = TC_ENTRY(TC_BLK(m, sl->blk));
 			tc_link *l = TC_LINKS(e);
-			const unsigned char *w = TC_NAMES(e);
+			const unsigned char *w = TC_NAMES(e), *wend = w + e->tnlen;
 			uint32_t j;
 
 			if (tc_key_hash(TC_KEY(e), e->klen) != sl->hash) {
@@ -387,7 +387,16 @@ slots:
 				uint16_t n;
 				tc_tag *T;
 
+				/* a damaged entry's name lengths must not lead out of it */
+				if (wend - w < 2) {
+					say(&R, "slot %u: tag names overrun the entry", i);
+					break;
+				}
 				memcpy(&n, w, 2);
+				if (wend - w - 2 < n) {
+					say(&R, "slot %u: tag names overrun the entry", i);
+					break;
+				}
 				links++;
 				if (!tc_tag_ok(m, l[j].tag)) {
 					say(&R, "slot %u: tag link %u is not a tag", i, j);

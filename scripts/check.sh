@@ -1,7 +1,8 @@
 #!/bin/bash
 # Every test: install, build (-Wall -Wextra -Werror), start redis-server and
 # memcached on 127.0.0.1, run the phpt suite, then run it again under
-# valgrind (USE_ZEND_ALLOC=0). Ends with one line "N passed, N failed".
+# valgrind (USE_ZEND_ALLOC=0), then the C-level tests and fuzzers of the
+# engines (tests/c/run.sh). Ends with one line "N passed, N failed".
 #   scripts/check.sh [--no-valgrind]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -66,5 +67,18 @@ run_suite() {
 run_suite scripts/psr-suite.sh
 run_suite scripts/check-package.sh
 run_suite scripts/pecl-smoke.sh
+# The engines in C without PHP, under ASan+UBSan: unit/model/fork/crash/
+# corruption tests, then each libFuzzer harness for TAGCACHE_FUZZ_SECONDS
+# (side by side). tests/c/run.sh ends with "c: N passed, N failed, ...".
+c_out=$(mktemp)
+bash tests/c/run.sh --fuzz "${TAGCACHE_FUZZ_SECONDS:-30}" 2>&1 | tee "$c_out"
+c_line=$(grep -E '^c: [0-9]+ passed, [0-9]+ failed' "$c_out" | tail -1)
+rm -f "$c_out"
+if [ -z "$c_line" ]; then
+	total_f=$((total_f + 1))
+else
+	total_p=$((total_p + $(echo "$c_line" | sed -E 's/^c: ([0-9]+) passed.*/\1/')))
+	total_f=$((total_f + $(echo "$c_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+fi
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ "$total_f" -eq 0 ] && [ "$total_p" -gt 0 ]

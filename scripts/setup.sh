@@ -7,6 +7,7 @@ PKGS=(
 	build-essential autoconf pkg-config
 	php8.2-cli php8.2-dev php8.2-fpm php-parser libfcgi-bin
 	valgrind util-linux procps
+	clang libclang-rt-14-dev llvm-14
 	libhiredis-dev libmemcached-dev redis-server memcached
 	php-apcu php-redis php-memcached php-symfony-cache
 	php-cache-integration-tests phpunit
