@@ -237,7 +237,8 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		uint32_t i, steps = 0, found = 0, lg = 0, rlen = 0, want_map = 0;
 		int64_t expire = 0, mtime = 0;
 		const unsigned char *rec = NULL;
-		int bad = 0;
+		int bad = 0, damaged = 0;
+		tcf_rec r;
 
 		if (s1 & 1) {
 			backoff(attempt);
@@ -256,7 +257,6 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 			    && (lg = __atomic_load_n(&sl->log, __ATOMIC_ACQUIRE)) != 0) {
 				tcf_logent *le = TCF_LOGENT(x, lg);
 				tcf_lmap *lm = &s->logs[lg % TCF_MAXLOGS];
-				uint16_t rk;
 
 				off = sl->off;
 				rlen = sl->len;
@@ -281,9 +281,14 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 					break;
 				}
 				rec = lm->base + off;
-				memcpy(&rk, rec + offsetof(tcf_rec, klen), 2);
-				if (rk == id.len && (uint64_t)TCF_REC + id.len <= rlen
-				    && memcmp(rec + TCF_REC, id.p, id.len) == 0) {
+				/* the header first: a damaged one (or a torn view) must not
+				 * be believed, not even to compare keys */
+				if (!tcf_rec_header_ok(rec, rlen, salt, off, &r) || (r.magic & 0xff) != TCF_PUT
+				    || tcf_rec_size(r.klen, r.tnlen, r.vlen) != rlen) {
+					damaged = 1;
+					break;
+				}
+				if (r.klen == id.len && memcmp(rec + TCF_REC, id.p, id.len) == 0) {
 					found = i;
 					break;
 				}
@@ -302,7 +307,7 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 			}
 			continue;
 		}
-		if (bad) {
+		if (bad || damaged) {
 			return 2;
 		}
 		if (!found || (!allow_expired && expire < now)) {
@@ -312,12 +317,6 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		{
 			/* The record cannot change any more: it was published, and
 			 * our mapping of its log stays while this call runs. */
-			tcf_rec r;
-
-			if (!tcf_rec_header_ok(rec, rlen, salt, off, &r) || (r.magic & 0xff) != TCF_PUT
-			    || tcf_rec_size(r.klen, r.tnlen, r.vlen) != rlen) {
-				return 2;
-			}
 			if (data) {
 				char *buf = alloc(ctx, r.vlen);
 
@@ -388,10 +387,21 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 		return TC_MISS;
 	}
 	x = &s->ix;
-	slot = tcf_find(s, x, (const unsigned char *)id.p, (uint32_t)id.len, h);
-	if (slot && !verify_or_drop(f, slot)) {
-		slot = 0;
+	/* every entry of this hash whose record is damaged goes, then the
+	 * lookup runs on what is left */
+	{
+		uint32_t i = x->buckets[h & x->bmask], steps = 0;
+
+		while (i && i <= x->nslots && ++steps <= x->nslots && !x->tainted) {
+			uint32_t next = x->slots[i - 1].next;
+
+			if (x->slots[i - 1].hash == h && tcf_slot_ok(x, i)) {
+				verify_or_drop(f, i);
+			}
+			i = next;
+		}
 	}
+	slot = tcf_find(s, x, (const unsigned char *)id.p, (uint32_t)id.len, h);
 	if (slot) {
 		tcf_slot *sl = &x->slots[slot - 1];
 
@@ -734,7 +744,14 @@ static int file_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t n
 		rc = tcf_sweep_expired(f, now, err);
 		tcf_unlock(f);
 		if (rc == TC_OK) {
-			rc = tcf_compact_all(f, now, err);
+			char cerr[TC_ERRBUF];
+
+			/* Compaction gives space back; when it cannot (a full disk),
+			 * the store stays as it is and correct, so clean('old') still
+			 * did its job. */
+			if (tcf_compact_all(f, now, cerr) != TC_OK) {
+				tc_log("tagcache: %s", cerr);
+			}
 		}
 		return rc;
 	}
@@ -773,15 +790,16 @@ static int file_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags
 	for (i = 0; i < n; i++) {
 		tcf_slot *sl = &s->ix.slots[ids[i] - 1];
 		const unsigned char *rec;
-		uint16_t klen;
+		tcf_rec r;
 
-		if (sl->expire < now || !(rec = tcf_record(s, &s->ix, sl->log, sl->off, sl->len))) {
+		if (sl->expire < now) {
 			continue;
 		}
-		memcpy(&klen, rec + offsetof(tcf_rec, klen), 2);
-		if (klen && (uint64_t)TCF_REC + klen <= sl->len) {
-			sb_add(&b, rec + TCF_REC, klen);
+		if (!(rec = tcf_slot_record(s, &s->ix, ids[i], &r))) {
+			verify_or_drop(f, ids[i]);  /* a damaged header: never listed */
+			continue;
 		}
+		sb_add(&b, rec + TCF_REC, r.klen);
 	}
 	tcf_unlock(f);
 	free(ids);
@@ -820,10 +838,23 @@ static int file_tags(void *st, tc_emit_fn emit, void *ctx)
 	return TC_OK;
 }
 
+/* For the calls that read the header without the lock: the current index. */
+static void fresh(tc_file *f)
+{
+	char err[TC_ERRBUF];
+
+	if (__atomic_load_n(&f->s->ix.hdr->retired, __ATOMIC_ACQUIRE)) {
+		tcf_reopen_index(f, err);
+	}
+}
+
 static int file_fill(void *st)
 {
 	tc_file *f = st;
-	uint64_t live = __atomic_load_n(&f->s->ix.hdr->live_bytes, __ATOMIC_RELAXED);
+	uint64_t live;
+
+	fresh(f);
+	live = __atomic_load_n(&f->s->ix.hdr->live_bytes, __ATOMIC_RELAXED);
 	uint64_t p = f->max_size ? live * 100 / f->max_size : 100;
 
 	return p > 100 ? 100 : (int)p;
@@ -939,10 +970,14 @@ static int file_expire_now(void *st, tc_str id)
 static void file_stats(void *st, tc_stat_fn emit, void *ctx)
 {
 	tc_file *f = st;
-	tcf_idx *x = &f->s->ix;
-	tcf_hdr *H = x->hdr;
+	tcf_idx *x;
+	tcf_hdr *H;
 	uint64_t hits = 0, misses = 0, logs = 0;
 	int i;
+
+	fresh(f);
+	x = &f->s->ix;
+	H = x->hdr;
 
 	for (i = 0; i < TCF_NSTRIPES; i++) {
 		hits += __atomic_load_n(&H->stripes[i].hits, __ATOMIC_RELAXED);

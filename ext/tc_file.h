@@ -292,6 +292,7 @@ uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint3
 int tcf_tag_ok(const tcf_idx *x, uint32_t t);
 const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t);
 int tcf_slot_ok(const tcf_idx *x, uint32_t slot);
+const unsigned char *tcf_slot_record(tcf_store *s, tcf_idx *x, uint32_t slot, tcf_rec *r);
 void tcf_seq_begin(tcf_hdr *h);
 void tcf_seq_end(tcf_hdr *h);
 

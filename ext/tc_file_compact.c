@@ -238,16 +238,13 @@ int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *
 	int64_t now = tcf_now();
 	size_t i;
 
+	/* A record whose header is damaged gets no tombstone: its key cannot
+	 * be trusted, and a rebuild skips it anyway. */
 	for (i = 0; i < n; i++) {
-		tcf_slot *sl = &x->slots[slots[i] - 1];
-		const unsigned char *rec = tcf_slot_ok(x, slots[i]) ? tcf_record(s, x, sl->log, sl->off, sl->len) : NULL;
-		uint16_t klen;
+		tcf_rec r;
 
-		if (rec) {
-			memcpy(&klen, rec + offsetof(tcf_rec, klen), 2);
-			if (klen >= 1 && klen <= TC_ID_MAX && (uint64_t)TCF_REC + klen <= sl->len) {
-				total += tcf_rec_size(klen, 0, 0);
-			}
+		if (tcf_slot_ok(x, slots[i]) && tcf_slot_record(s, x, slots[i], &r)) {
+			total += tcf_rec_size(r.klen, 0, 0);
 		}
 	}
 	if (!total) {
@@ -263,23 +260,18 @@ int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *
 		goto failed;
 	}
 	for (i = 0; i < n && pos < total; i++) {
-		tcf_slot *sl = &x->slots[slots[i] - 1];
-		const unsigned char *rec = tcf_slot_ok(x, slots[i]) ? tcf_record(s, x, sl->log, sl->off, sl->len) : NULL;
-		uint16_t klen;
+		const unsigned char *rec;
+		tcf_rec r;
 		tc_str key;
 
-		if (!rec) {
-			continue;
-		}
-		memcpy(&klen, rec + offsetof(tcf_rec, klen), 2);
-		if (klen < 1 || klen > TC_ID_MAX || (uint64_t)TCF_REC + klen > sl->len) {
+		if (!tcf_slot_ok(x, slots[i]) || !(rec = tcf_slot_record(s, x, slots[i], &r))) {
 			continue;
 		}
 		key.p = (const char *)rec + TCF_REC;
-		key.len = klen;
+		key.len = r.klen;
 		tcf_rec_build(buf + pos, TCF_DEL, key, NULL, 0, NULL, 0, 0, now);
 		tcf_rec_seal(buf + pos, salt, off + pos);
-		pos += tcf_rec_size(klen, 0, 0);
+		pos += tcf_rec_size(r.klen, 0, 0);
 	}
 	if (tcf_append(f, buf, (size_t)total, off, err) != TC_OK) {
 		free(buf);

@@ -228,6 +228,20 @@ const unsigned char *tcf_record(tcf_store *s, tcf_idx *x, uint32_t log, uint64_t
 	return b ? b + off : NULL;
 }
 
+/* The record of a live slot when its header is whole and agrees with the
+ * slot (a PUT of the slot's length); NULL otherwise. */
+const unsigned char *tcf_slot_record(tcf_store *s, tcf_idx *x, uint32_t slot, tcf_rec *r)
+{
+	tcf_slot *sl = &x->slots[slot - 1];
+	const unsigned char *rec = tcf_record(s, x, sl->log, sl->off, sl->len);
+
+	if (!rec || !tcf_rec_header_ok(rec, sl->len, TCF_LOGENT(x, sl->log)->salt, sl->off, r)
+	    || (r->magic & 0xff) != TCF_PUT || tcf_rec_size(r->klen, r->tnlen, r->vlen) != sl->len) {
+		return NULL;
+	}
+	return rec;
+}
+
 int tcf_slot_ok(const tcf_idx *x, uint32_t slot)
 {
 	const tcf_slot *sl;

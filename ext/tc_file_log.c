@@ -331,8 +331,13 @@ unsigned char *tcf_lmap_get(tcf_store *s, uint32_t number, uint64_t salt, uint64
 	if (fd < 0) {
 		return NULL;
 	}
+	/* A file shorter than what the index says was published has been cut
+	 * (by hand, or a disk): touching the missing pages would be a SIGBUS.
+	 * Refused; the caller treats the log as unreadable and the index gets
+	 * rebuilt from what is left. */
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()
-	    || (st.st_mode & 0002) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)
+	    || (st.st_mode & 0002) || need > (uint64_t)st.st_size
+	    || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)
 	    || !tcf_log_header_ok(&h, number) || (salt && h.salt != salt)) {
 		close(fd);
 		return NULL;

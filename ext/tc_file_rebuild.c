@@ -458,8 +458,31 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 		corrupt = 0;
 	}
 
-	/* A new active log: a dead writer's torn tail stays behind the end of
-	 * the log it was writing, which is now sealed. */
+	/* The log the old index was appending to may end with the torn write
+	 * of a process that died: cut it off, when the old index proves that
+	 * nothing past the valid records was ever published (so no reader can
+	 * be reading there). */
+	if (ours_old && first < nlogs) {
+		found_log *L = &logs[nlogs - 1];
+		tcf_logent *ole = TCF_LOGENT_C(old, L->number);
+
+		if (old->active_log == L->number && ole->number == L->number && ole->end <= L->end
+		    && L->size > L->end) {
+			char name[TCF_PREFIXMAX + 32];
+			int tfd;
+
+			tcf_log_name(name, sizeof(name), s->prefix, L->number);
+			tfd = openat(s->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+			if (tfd >= 0) {
+				if (ftruncate(tfd, (off_t)L->end) != 0) {
+					tc_log("tagcache: %s/%s: cannot cut a torn tail: %s", s->dir, name, strerror(errno));
+				}
+				close(tfd);
+			}
+		}
+	}
+
+	/* A new active log. */
 	number = maxnum + 1;
 	for (i = 0; i < 2 * TCF_MAXLOGS; i++, number++) {
 		if (TCF_LOGENT(&nx, number)->number) {
