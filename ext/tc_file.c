@@ -292,6 +292,13 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 					found = i;
 					break;
 				}
+				/* Same hash, another key: a rare collision, or a damaged
+				 * key; the payload check tells which (the slow path drops
+				 * a damaged one). */
+				if (tcf_key_hash(rec + TCF_REC, r.klen) != h) {
+					damaged = 1;
+					break;
+				}
 			}
 			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
 		}
@@ -352,7 +359,13 @@ static int verify_or_drop(tc_file *f, uint32_t slot)
 	tcf_rec r;
 	char err[TC_ERRBUF];
 
-	if (rec && tcf_rec_header_ok(rec, sl->len, le->salt, sl->off, &r) && (r.magic & 0xff) == TCF_PUT
+	if (!rec) {
+		/* not a damaged record: the log is shorter than the index says,
+		 * or gone. The index no longer matches the logs: rebuild it. */
+		x->tainted = 1;
+		return 0;
+	}
+	if (tcf_rec_header_ok(rec, sl->len, le->salt, sl->off, &r) && (r.magic & 0xff) == TCF_PUT
 	    && tcf_rec_size(r.klen, r.tnlen, r.vlen) == sl->len && tcf_rec_body_ok(rec, &r)) {
 		return 1;
 	}
@@ -795,8 +808,12 @@ static int file_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags
 		if (sl->expire < now) {
 			continue;
 		}
-		if (!(rec = tcf_slot_record(s, &s->ix, ids[i], &r))) {
-			verify_or_drop(f, ids[i]);  /* a damaged header: never listed */
+		if (!(rec = tcf_slot_record(s, &s->ix, ids[i], &r))
+		    || tcf_key_hash(rec + TCF_REC, r.klen) != sl->hash) {
+			verify_or_drop(f, ids[i]);  /* a damaged header or key: never listed */
+			if (s->ix.tainted) {
+				break;
+			}
 			continue;
 		}
 		sb_add(&b, rec + TCF_REC, r.klen);
