@@ -121,9 +121,15 @@ static int open_dir(const char *path, int dir_mode, char *err)
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0) {
-		snprintf(err, TC_ERRBUF, "cache_dir %s: cannot open: %s", path,
-		         errno == ELOOP ? "it is a symbolic link; refused"
-		         : errno == ENOTDIR ? "not a directory" : strerror(errno));
+		int e = errno;
+
+		/* O_NOFOLLOW | O_DIRECTORY on a link says ENOTDIR or ELOOP */
+		if (e == ELOOP || (e == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))) {
+			snprintf(err, TC_ERRBUF, "cache_dir %s: it is a symbolic link; refused", path);
+		} else {
+			snprintf(err, TC_ERRBUF, "cache_dir %s: cannot open: %s", path,
+			         e == ENOTDIR ? "not a directory" : strerror(e));
+		}
 		return -1;
 	}
 	if (made && fchmod(fd, (mode_t)(dir_mode & 0777)) != 0) {
@@ -404,6 +410,13 @@ int tcf_attach(tc_file *f, const tc_file_config *c, char *err)
 				    || fstatat(s->dirfd, name, &ist, AT_SYMLINK_NOFOLLOW) != 0
 				    || ist.st_ino != s->ix.ino || ist.st_dev != s->ix.dev) {
 					return tcf_reopen_index(f, err);
+				}
+				/* the same checks as a first open, on what the stat says */
+				if (ist.st_uid != geteuid() || ((ist.st_mode & 0777) & ~(mode_t)(f->file_mode & 0777))) {
+					snprintf(err, TC_ERRBUF, "%.3000s/%s: owned by uid %u with mode %04o: not ours, or more "
+					         "open than %04o; refused", s->dir, name, (unsigned)ist.st_uid,
+					         (unsigned)(ist.st_mode & 0777), (unsigned)(f->file_mode & 0777));
+					return TC_ERR;
 				}
 				return TC_OK;
 			}
