@@ -232,6 +232,7 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 	}
 	x = &s->ix;
 	H = x->hdr;
+	tcf_lmap_prune(s);
 	for (attempt = 0; attempt < 200; attempt++) {
 		uint64_t s1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE), off = 0, end = 0, salt = 0;
 		uint32_t i, steps = 0, found = 0, lg = 0, rlen = 0, want_map = 0;

@@ -164,7 +164,7 @@ typedef struct {
 	uint32_t heap_top;       /* bump pointer, units */
 	uint32_t heap_used;      /* units in allocated blocks */
 	uint32_t must_rotate;    /* the active log is obsolete (a tombstone was lost) */
-	uint32_t pad3;
+	uint32_t log_gen;        /* bumped when a log is unlinked */
 	int64_t min_expire;      /* no entry expires before this */
 	int64_t last_sync;
 	uint64_t writes, copied, evictions, expirations, lock_recoveries, rebuilds,
@@ -221,6 +221,7 @@ typedef struct tcf_store {
 	int wfd;             /* the active log, open for appending */
 	uint32_t wnum;       /* its number */
 	uint64_t wsalt;      /* and salt (numbers restart if the files are wiped) */
+	uint32_t log_gen;    /* hdr->log_gen when our mappings were last pruned */
 	int held;            /* this process holds ix's mutex */
 	int flockfd;         /* >= 0 while this process holds the directory lock */
 	int warned;          /* damage already logged once */
@@ -275,6 +276,7 @@ int tcf_log_create(tcf_store *s, const tc_file *f, uint32_t number, uint32_t bas
 int tcf_log_mark_obsolete(tcf_store *s, uint32_t number);
 unsigned char *tcf_lmap_get(tcf_store *s, uint32_t number, uint64_t salt, uint64_t need);
 void tcf_lmap_drop(tcf_store *s, uint32_t number);
+void tcf_lmap_prune(tcf_store *s);
 uint64_t tcf_random64(void);
 uint64_t tcf_key_hash64(const void *p, size_t n);
 

@@ -407,6 +407,7 @@ static void retire_log(tc_file *f, uint32_t v)
 	le->nlive = 0;
 	H->first_log = next;
 	H->cursor = TCF_LOGHDR;
+	H->log_gen++;
 	tcf_seq_end(H);
 	tcf_lmap_drop(s, v);
 	tcf_log_name(name, sizeof(name), s->prefix, v);

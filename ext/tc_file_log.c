@@ -302,6 +302,33 @@ void tcf_lmap_drop(tcf_store *s, uint32_t number)
 	}
 }
 
+/* Unmaps the logs the index no longer lists: an unlinked log's disk space
+ * is only given back once no process maps it. Runs when the index's
+ * log_gen moved (a log was unlinked), at the start of an operation, never
+ * while a pointer into a mapping is held. */
+void tcf_lmap_prune(tcf_store *s)
+{
+	uint32_t gen = __atomic_load_n(&s->ix.hdr->log_gen, __ATOMIC_ACQUIRE), i;
+
+	if (gen == s->log_gen) {
+		return;
+	}
+	for (i = 0; i < TCF_MAXLOGS; i++) {
+		tcf_lmap *m = &s->logs[i];
+		tcf_logent *le;
+
+		if (!m->base) {
+			continue;
+		}
+		le = TCF_LOGENT(&s->ix, m->number);
+		if (__atomic_load_n(&le->number, __ATOMIC_ACQUIRE) != m->number || le->salt != m->salt) {
+			munmap(m->base, m->len);
+			memset(m, 0, sizeof(*m));
+		}
+	}
+	s->log_gen = gen;
+}
+
 /* This process's read-only mapping of log `number` covering at least
  * `need` bytes, made or remade as needed (a system call only then). The
  * log's header must carry `salt` (0: any, for a rebuild that reads it

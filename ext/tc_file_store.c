@@ -198,6 +198,8 @@ int tcf_install(tcf_store *s, tcf_idx *nx)
 		munmap(s->ix.base, s->ix.size);
 	}
 	s->ix = *nx;
+	s->log_gen = ~nx->hdr->log_gen;  /* prune against the new index's log table */
+	tcf_lmap_prune(s);
 	return TC_OK;
 }
 
@@ -520,6 +522,7 @@ int tcf_lock(tc_file *f, char *err)
 			return TC_ERR;
 		}
 		s->held = 1;
+		tcf_lmap_prune(s);
 		if (s->ix.hdr->retired) {
 			s->held = 0;
 			pthread_mutex_unlock(&s->ix.hdr->lock);

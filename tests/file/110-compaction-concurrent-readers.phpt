@@ -20,7 +20,12 @@ for ($i = 0; $i < 40; $i++) {
     $cold["cold$i"] = tc_mkval("cold$i", 9, $i, 3000);
     $c->save($cold["cold$i"], "cold$i", ['cold'], null);
 }
-unset($c);
+// this process maps the first logs now, and keeps its object
+$reader = $c;
+$reader->load('cold0');
+$mapped = static fn() => array_values(array_filter(file('/proc/self/maps', FILE_IGNORE_NEW_LINES),
+    fn($l) => str_contains($l, "$dir/store/") && str_contains($l, '.log')));
+$before = $mapped();
 
 // 3 readers and 1 writer, all forked; the writer overwrites 60 hot ids
 // with values of 1 B .. 24 KB (compaction every few saves, eviction when
@@ -97,6 +102,11 @@ tc_check("clean('old') compacted the logs to the live data (within 1.25 x, plus 
     ($wr['clean_old'] ?? null) === true && isset($a['log_bytes'])
     && $a['log_bytes'] <= 1.25 * $a['live_bytes'] + 64 * $a['logs'], [$b['log_bytes'] ?? null, $a]);
 
+// The logs compaction unlinked are no longer mapped by this long-lived
+// process once it makes its next read (their disk space goes back).
+$reader->load('cold1');
+$deleted = array_filter($mapped(), fn($l) => str_contains($l, '(deleted)'));
+tc_check('a long-lived process drops its mappings of unlinked logs', $before !== [] && $deleted === [], [$before, $mapped()]);
 $c = new TagCache\File($opts);
 $okc = true;
 foreach ($cold as $id => $v) {
@@ -123,6 +133,7 @@ no cold entry was ever lost (carried forward by compaction): ok
 compaction copied live records and unlinked old logs: ok
 the logs stayed bounded (under 2 x max_size): ok
 clean('old') compacted the logs to the live data (within 1.25 x, plus log headers): ok
+a long-lived process drops its mappings of unlinked logs: ok
 the cold entries are all there after the run: ok
 verify() is empty: ok
 the log files hold exactly what the index accounts for: ok
