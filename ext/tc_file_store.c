@@ -314,10 +314,11 @@ int tcf_reopen_index(tc_file *f, char *err)
 				}
 				why = ((tcf_hdr *)base)->boot != tcf_boot() && memcmp(base, TCF_IDX_MAGIC, 8) == 0
 				      ? "the index was made before the last boot" : "the index is foreign or damaged";
-				/* whatever maps it should come back here and see the new one */
-				if (memcmp(base, "TCFIDX", 6) == 0) {
-					__atomic_store_n(&((tcf_hdr *)base)->retired, 1, __ATOMIC_RELEASE);
-				}
+				/* Whatever maps it comes back here before its next operation
+				 * and finds the new one: `retired` has the same place in
+				 * every layout, and a damaged header gets it too (the file
+				 * is ours, checked above, and about to be replaced). */
+				__atomic_store_n(&((tcf_hdr *)base)->retired, 1, __ATOMIC_RELEASE);
 				munmap(base, (size_t)st.st_size);
 			}
 			close(fd);
