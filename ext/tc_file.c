@@ -460,7 +460,16 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 
 /* -------------------------------------------------------------- writes */
 
-/* Doubles what the index ran out of, by rebuilding it bigger. */
+/* Grows what the index ran out of by half, by rebuilding it bigger
+ * (half, not double: the index is a good part of the store's bytes, and
+ * every page of it is reserved on disk). */
+static uint32_t half_more(uint32_t v, uint32_t max)
+{
+	uint64_t n = (uint64_t)v + v / 2 + 64;
+
+	return n > max ? max : (uint32_t)n;
+}
+
 static int grow(tc_file *f, char *err)
 {
 	tcf_idx *x = &f->s->ix;
@@ -468,16 +477,16 @@ static int grow(tc_file *f, char *err)
 
 	switch (x->full) {
 	case TCF_FULL_SLOTS:
-		c.nslots = x->nslots <= (1u << 29) ? x->nslots * 2 : x->nslots;
+		c.nslots = half_more(x->nslots, 1u << 30);
 		break;
 	case TCF_FULL_TAGS:
-		c.ntags = x->ntags <= (1u << 29) ? x->ntags * 2 : x->ntags;
+		c.ntags = half_more(x->ntags, 1u << 30);
 		break;
 	default:
-		/* the heap: twice what is in use, or twice its size when it is
-		 * mostly in use (a rebuild also gets rid of fragmentation) */
+		/* the heap: half again its size when more than half of it is in
+		 * use; otherwise the same size (the rebuild packs it again) */
 		if ((uint64_t)x->hdr->heap_used * 2 >= x->heap_units) {
-			c.heap_units = x->heap_units <= UINT32_MAX / 2 ? x->heap_units * 2 : x->heap_units;
+			c.heap_units = half_more(x->heap_units, UINT32_MAX - 16);
 		}
 		break;
 	}
@@ -674,20 +683,20 @@ static uint32_t *select_ids(tcf_store *s, tc_ids_mode mode, const tc_str *tags, 
 		}
 		{
 			tcf_tag *T = &x->tags[best - 1];
-			uint32_t *arr = (uint32_t *)TCF_H(x, T->arr);
 
 			for (i = 0; i < T->count; i++) {
+				uint32_t id = tcf_member(x, T, i);
 				int all = 1;
 
-				if (!tcf_slot_ok(x, arr[i])) {
+				if (!tcf_slot_ok(x, id)) {
 					x->tainted = 1;
 					goto done;
 				}
 				for (k = 0; k < ntags && all; k++) {
-					all = refs[k] == best || carries(x, &x->slots[arr[i] - 1], refs[k]);
+					all = refs[k] == best || carries(x, &x->slots[id - 1], refs[k]);
 				}
 				if (all) {
-					PUSH(arr[i]);
+					PUSH(id);
 				}
 			}
 		}
@@ -699,15 +708,13 @@ static uint32_t *select_ids(tcf_store *s, tc_ids_mode mode, const tc_str *tags, 
 		}
 		for (k = 0; k < ntags; k++) {
 			tcf_tag *T;
-			uint32_t *arr;
 
 			if (!refs[k]) {
 				continue;
 			}
 			T = &x->tags[refs[k] - 1];
-			arr = (uint32_t *)TCF_H(x, T->arr);
 			for (i = 0; i < T->count; i++) {
-				uint32_t id = arr[i];
+				uint32_t id = tcf_member(x, T, i);
 
 				if (!tcf_slot_ok(x, id)) {
 					x->tainted = 1;
@@ -1012,6 +1019,9 @@ static void file_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "live_bytes", (int64_t)H->live_bytes);
 	emit(ctx, "log_bytes", (int64_t)H->log_bytes);
 	emit(ctx, "index_bytes", (int64_t)x->size);
+	emit(ctx, "index_slots", (int64_t)x->nslots);
+	emit(ctx, "index_heap_bytes", (int64_t)x->heap_units * TCF_UNIT);
+	emit(ctx, "index_heap_used", (int64_t)H->heap_used * TCF_UNIT);
 	emit(ctx, "logs", (int64_t)logs);
 	emit(ctx, "max_size", (int64_t)f->max_size);
 	emit(ctx, "copied", (int64_t)H->copied);

@@ -293,6 +293,7 @@ uint32_t tcf_find(tcf_store *s, tcf_idx *x, const unsigned char *k, uint32_t kle
 uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h);
 int tcf_tag_ok(const tcf_idx *x, uint32_t t);
 const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t);
+uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i);
 int tcf_slot_ok(const tcf_idx *x, uint32_t slot);
 const unsigned char *tcf_slot_record(tcf_store *s, tcf_idx *x, uint32_t slot, tcf_rec *r);
 void tcf_seq_begin(tcf_hdr *h);

@@ -160,6 +160,18 @@ static uint32_t hclass(uint32_t n, uint32_t *units)
 	return 4 + (b - 2) * 4 + (k - 4);
 }
 
+/* The size of class c, in units (the inverse of hclass). */
+static uint32_t class_units(uint32_t c)
+{
+	uint32_t g;
+
+	if (c < 4) {
+		return c + 1;
+	}
+	g = (c - 4) / 4;
+	return ((c - 4) % 4 + 5) << g;
+}
+
 static uint32_t units_of(uint64_t bytes)
 {
 	return (uint32_t)((bytes + TCF_UNIT - 1) / TCF_UNIT);
@@ -171,28 +183,70 @@ static int href_ok(const tcf_idx *x, uint32_t r, uint32_t units)
 	       && units <= x->hdr->heap_top - r;
 }
 
+static uint32_t pop(tcf_idx *x, uint32_t c)
+{
+	tcf_hdr *h = x->hdr;
+	uint32_t r = h->free_heads[c], next;
+
+	if (!href_ok(x, r, class_units(c))) {
+		h->free_heads[c] = 0;  /* a damaged list: drop it, the space with it */
+		x->tainted = 1;
+		return 0;
+	}
+	memcpy(&next, TCF_H(x, r), 4);
+	h->free_heads[c] = next;
+	return r;
+}
+
+static void push(tcf_idx *x, uint32_t r, uint32_t c)
+{
+	memcpy(TCF_H(x, r), &x->hdr->free_heads[c], 4);
+	x->hdr->free_heads[c] = r;
+}
+
+/* A block of n units: from its class's free list, else from the top, else
+ * cut from a larger free block (the rest goes back to the free lists in
+ * pieces of exact class sizes: blocks have no header, so any run of units
+ * can be one). Full only when none of that works. */
 uint32_t tcf_halloc(tcf_idx *x, uint32_t n)
 {
 	tcf_hdr *h = x->hdr;
-	uint32_t u, c = hclass(n, &u), r = h->free_heads[c];
+	uint32_t u, c = hclass(n, &u), r = 0;
 
-	if (r) {
-		uint32_t next;
-
-		if (!href_ok(x, r, u)) {
-			h->free_heads[c] = 0;  /* a damaged list: drop it, the space with it */
-			x->tainted = 1;
+	if (h->free_heads[c]) {
+		r = pop(x, c);
+		if (!r) {
 			return 0;
 		}
-		memcpy(&next, TCF_H(x, r), 4);
-		h->free_heads[c] = next;
+	} else if (h->heap_top <= x->heap_units && u <= x->heap_units - h->heap_top) {
+		r = h->heap_top;
+		h->heap_top += u;
 	} else {
-		if (h->heap_top > x->heap_units || u > x->heap_units - h->heap_top) {
+		uint32_t cc, rest, at;
+
+		for (cc = c + 1; cc < TCF_NCLASSES && !h->free_heads[cc]; cc++) {
+		}
+		if (cc == TCF_NCLASSES) {
 			x->full = TCF_FULL_HEAP;
 			return 0;
 		}
-		r = h->heap_top;
-		h->heap_top += u;
+		r = pop(x, cc);
+		if (!r) {
+			return 0;
+		}
+		rest = class_units(cc) - u;
+		at = r + u;
+		while (rest) {
+			uint32_t pu, pc = hclass(rest, &pu);
+
+			if (pu > rest) {
+				pc--;  /* the largest class that fits in what is left */
+				pu = class_units(pc);
+			}
+			push(x, at, pc);
+			at += pu;
+			rest -= pu;
+		}
 	}
 	h->heap_used += u;
 	return r;
@@ -206,8 +260,7 @@ void tcf_hfree(tcf_idx *x, uint32_t r, uint32_t n)
 	if (!r || !href_ok(x, r, u)) {
 		return;
 	}
-	memcpy(TCF_H(x, r), &h->free_heads[c], 4);
-	h->free_heads[c] = r;
+	push(x, r, c);
 	h->heap_used -= u <= h->heap_used ? u : h->heap_used;
 }
 
@@ -303,6 +356,20 @@ void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n)
 
 /* ------------------------------------------------------------------ tags */
 
+/* A tag's members (slot + 1): up to CHUNK of them in one array that
+ * doubles (cap is its capacity); beyond that in chunks of CHUNK members
+ * listed by a directory (cap is chunks x CHUNK; the directory holds the
+ * next power of two of chunks). So the biggest block a tag ever asks for
+ * is a chunk, whatever the size of the tag (MAGE: every entry), and freed
+ * blocks are reusable. */
+#define CHUNK       256u
+#define CHUNK_UNITS (CHUNK * 4 / TCF_UNIT)
+
+static uint32_t dir_units(uint32_t cap)
+{
+	return units_of((uint64_t)pow2(cap / CHUNK) * 4);
+}
+
 int tcf_tag_ok(const tcf_idx *x, uint32_t t)
 {
 	const tcf_tag *T;
@@ -315,7 +382,13 @@ int tcf_tag_ok(const tcf_idx *x, uint32_t t)
 	    || T->count > T->cap) {
 		return 0;
 	}
-	return T->cap == 0 ? T->arr == 0 : href_ok(x, T->arr, units_of((uint64_t)T->cap * 4));
+	if (T->cap == 0) {
+		return T->arr == 0;
+	}
+	if (T->cap <= CHUNK) {
+		return href_ok(x, T->arr, units_of((uint64_t)T->cap * 4));
+	}
+	return T->cap % CHUNK == 0 && href_ok(x, T->arr, dir_units(T->cap));
 }
 
 const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t)
@@ -323,9 +396,28 @@ const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t)
 	return TCF_H(x, x->tags[t - 1].name);
 }
 
-static uint32_t *members(tcf_idx *x, const tcf_tag *T)
+/* Where member i of T is; NULL (and the index tainted) if a chunk
+ * reference is out of bounds. */
+static uint32_t *member_at(tcf_idx *x, const tcf_tag *T, uint32_t i)
 {
-	return (uint32_t *)TCF_H(x, T->arr);
+	uint32_t c;
+
+	if (T->cap <= CHUNK) {
+		return (uint32_t *)TCF_H(x, T->arr) + i;
+	}
+	c = ((uint32_t *)TCF_H(x, T->arr))[i / CHUNK];
+	if (!href_ok(x, c, CHUNK_UNITS)) {
+		x->tainted = 1;
+		return NULL;
+	}
+	return (uint32_t *)TCF_H(x, c) + i % CHUNK;
+}
+
+uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i)
+{
+	uint32_t *p = member_at(x, T, i);
+
+	return p ? *p : 0;
 }
 
 uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h)
@@ -386,23 +478,80 @@ static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uin
 static int tag_reserve(tcf_idx *x, uint32_t t)
 {
 	tcf_tag *T = &x->tags[t - 1];
-	uint32_t cap, a;
+	uint32_t cap, a, c, n;
 
 	if (T->count < T->cap) {
 		return 0;
 	}
-	cap = T->cap ? T->cap * 2 : 4;
-	a = tcf_halloc(x, units_of((uint64_t)cap * 4));
-	if (!a) {
+	if (T->cap < CHUNK) {
+		cap = T->cap ? T->cap * 2 : 4;
+		a = tcf_halloc(x, units_of((uint64_t)cap * 4));
+		if (!a) {
+			return -1;
+		}
+		if (T->arr) {
+			memcpy(TCF_H(x, a), TCF_H(x, T->arr), (size_t)T->count * 4);
+			tcf_hfree(x, T->arr, units_of((uint64_t)T->cap * 4));
+		}
+		T->arr = a;
+		T->cap = cap;
+		return 0;
+	}
+	if (T->cap > UINT32_MAX - CHUNK) {
+		x->full = TCF_FULL_HEAP;
 		return -1;
 	}
-	if (T->arr) {
-		memcpy(TCF_H(x, a), TCF_H(x, T->arr), (size_t)T->count * 4);
-		tcf_hfree(x, T->arr, units_of((uint64_t)T->cap * 4));
+	c = tcf_halloc(x, CHUNK_UNITS);
+	if (!c) {
+		return -1;
 	}
-	T->arr = a;
-	T->cap = cap;
+	if (T->cap == CHUNK) {
+		/* the full array becomes the first chunk of a directory of two */
+		a = tcf_halloc(x, units_of(2 * 4));
+		if (!a) {
+			tcf_hfree(x, c, CHUNK_UNITS);
+			return -1;
+		}
+		((uint32_t *)TCF_H(x, a))[0] = T->arr;
+		((uint32_t *)TCF_H(x, a))[1] = c;
+		T->arr = a;
+		T->cap = 2 * CHUNK;
+		return 0;
+	}
+	n = T->cap / CHUNK;
+	if (n == pow2(n)) {
+		/* the directory is full: twice as many entries */
+		a = tcf_halloc(x, units_of((uint64_t)n * 2 * 4));
+		if (!a) {
+			tcf_hfree(x, c, CHUNK_UNITS);
+			return -1;
+		}
+		memcpy(TCF_H(x, a), TCF_H(x, T->arr), (size_t)n * 4);
+		tcf_hfree(x, T->arr, dir_units(T->cap));
+		T->arr = a;
+	}
+	((uint32_t *)TCF_H(x, T->arr))[n] = c;
+	T->cap += CHUNK;
 	return 0;
+}
+
+static void free_members(tcf_idx *x, tcf_tag *T)
+{
+	if (!T->arr) {
+		return;
+	}
+	if (T->cap <= CHUNK) {
+		tcf_hfree(x, T->arr, units_of((uint64_t)T->cap * 4));
+	} else {
+		uint32_t *dir = (uint32_t *)TCF_H(x, T->arr), i;
+
+		for (i = 0; i < T->cap / CHUNK; i++) {
+			tcf_hfree(x, dir[i], CHUNK_UNITS);
+		}
+		tcf_hfree(x, T->arr, dir_units(T->cap));
+	}
+	T->arr = 0;
+	T->cap = 0;
 }
 
 static void tag_drop(tcf_idx *x, uint32_t t)
@@ -416,9 +565,7 @@ static void tag_drop(tcf_idx *x, uint32_t t)
 	if (*p == t) {
 		*p = T->next;
 	}
-	if (T->arr) {
-		tcf_hfree(x, T->arr, units_of((uint64_t)T->cap * 4));
-	}
+	free_members(x, T);
 	tcf_hfree(x, T->name, units_of(T->nlen));
 	memset(T, 0, sizeof(*T));
 	T->next = x->hdr->free_tag;
@@ -429,8 +576,12 @@ static void tag_drop(tcf_idx *x, uint32_t t)
 static void tag_link(tcf_idx *x, uint32_t t, uint32_t slot, tcf_link *l)
 {
 	tcf_tag *T = &x->tags[t - 1];
+	uint32_t *p = member_at(x, T, T->count);
 
-	members(x, T)[T->count] = slot;
+	if (!p) {
+		return;
+	}
+	*p = slot;
 	l->tag = t;
 	l->pos = T->count;
 	T->count++;
@@ -441,27 +592,27 @@ static void tag_link(tcf_idx *x, uint32_t t, uint32_t slot, tcf_link *l)
 static void tag_unlink(tcf_idx *x, uint32_t t, uint32_t pos)
 {
 	tcf_tag *T;
-	uint32_t *arr, last;
+	uint32_t last;
 
 	if (!tcf_tag_ok(x, t) || pos >= x->tags[t - 1].count) {
 		x->tainted = 1;
 		return;
 	}
 	T = &x->tags[t - 1];
-	arr = members(x, T);
 	last = T->count - 1;
 	if (pos != last) {
-		uint32_t moved = arr[last], j;
+		uint32_t *pl = member_at(x, T, last), *pp = member_at(x, T, pos), moved, j;
 		tcf_slot *ms;
 		tcf_link *l;
 
-		if (!tcf_slot_ok(x, moved)) {
+		if (!pl || !pp || !tcf_slot_ok(x, *pl)) {
 			x->tainted = 1;
 			return;
 		}
+		moved = *pl;
 		ms = &x->slots[moved - 1];
 		l = links_of(x, ms);
-		arr[pos] = moved;
+		*pp = moved;
 		for (j = 0; j < ms->ntags; j++) {
 			if (l[j].tag == t && l[j].pos == last) {
 				l[j].pos = pos;
@@ -725,7 +876,7 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 				if (T->nlen != n || memcmp(TCF_H(x, T->name), w + 2, n) != 0) {
 					problem(&P, "slot %u: link %u names another tag than its record", i, j);
 				}
-				if (l[j].pos >= T->count || members(x, T)[l[j].pos] != i) {
+				if (l[j].pos >= T->count || tcf_member(x, T, l[j].pos) != i) {
 					problem(&P, "slot %u: link %u position does not point back", i, j);
 				}
 				w += 2 + n;
@@ -775,7 +926,7 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 			problem(&P, "tag %u: no member", i);
 		}
 		for (j = 0; j < T->count; j++) {
-			uint32_t m = members(x, T)[j], k, found = 0;
+			uint32_t m = tcf_member(x, T, j), k, found = 0;
 
 			if (!tcf_slot_ok(x, m)) {
 				problem(&P, "tag %u: member %u is not an entry", i, j);

@@ -450,8 +450,11 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 			c.nslots *= 2;
 		} else if (nx.full == TCF_FULL_TAGS && c.ntags <= (1u << 29)) {
 			c.ntags *= 2;
-		} else if (c.heap_units <= UINT32_MAX / 2) {
+		} else if (nx.full == TCF_FULL_HEAP && c.heap_units <= UINT32_MAX / 2) {
 			c.heap_units *= 2;
+		} else {
+			snprintf(err, TC_ERRBUF, "%.3000s: the index cannot grow any more", s->dir);
+			goto out;
 		}
 		destroy_tmp(s, &nx, tmp);
 		tmp[0] = '\0';
