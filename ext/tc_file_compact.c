@@ -88,6 +88,13 @@ int tcf_rotate(tc_file *f, char *err)
 	if (tcf_flock(s, err) != TC_OK) {
 		return TC_ERR;
 	}
+	if (__atomic_load_n(&H->retired, __ATOMIC_ACQUIRE)) {
+		/* another process replaced this index while we waited (it found
+		 * the file damaged or gone): nothing more goes through it */
+		tcf_funlock(s);
+		snprintf(err, TC_ERRBUF, "%.3000s: the index was replaced meanwhile; try again", s->dir);
+		return TC_ERR;
+	}
 	for (i = 0; i < TCF_MAXLOGS && fd == -2; i++, number++) {
 		if (TCF_LOGENT(x, number)->number) {
 			break;

@@ -342,6 +342,10 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 		}
 		took = 1;
 	}
+	if (old && s->held && __atomic_load_n(&old->retired, __ATOMIC_ACQUIRE)) {
+		snprintf(err, TC_ERRBUF, "%.3000s: the index was replaced meanwhile; try again", s->dir);
+		goto out;
+	}
 	if (list_logs(f, &logs, &nlogs, err) != TC_OK) {
 		goto out;
 	}
