@@ -26,12 +26,33 @@
 #include <unistd.h>
 #include "tc_file.h"
 
+/* Seconds of the realtime clock, as PHP's time() gives them. */
 int64_t tcf_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec;
+}
+
+/* The read path's clock: the coarse clock (read from the vDSO page, no
+ * TSC) lags by up to a tick, so an expiry in the current coarse second is
+ * checked again on the precise clock. */
+static inline int64_t now_coarse(void)
+{
+#ifdef CLOCK_REALTIME_COARSE
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) == 0) {
+		return (int64_t)ts.tv_sec;
+	}
+#endif
+	return tcf_now();
+}
+
+static inline int expired_at(int64_t expire, int64_t coarse)
+{
+	return expire < coarse || (expire == coarse && expire < tcf_now());
 }
 
 /* Length-prefixed strings gathered under the lock (malloc, which fails
@@ -318,7 +339,7 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		if (bad || damaged) {
 			return 2;
 		}
-		if (!found || (!allow_expired && expire < now)) {
+		if (!found || (!allow_expired && expired_at(expire, now))) {
 			count(&H->stripes[tcf_stripe_no].misses);
 			return TC_MISS;
 		}
@@ -388,7 +409,7 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 	tcf_store *s = f->s;
 	tcf_idx *x;
 	uint32_t h = tcf_key_hash((const unsigned char *)id.p, id.len), slot;
-	int64_t now = tcf_now();
+	int64_t now = now_coarse();
 	int rc = load_fast(f, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
@@ -419,7 +440,7 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 	if (slot) {
 		tcf_slot *sl = &x->slots[slot - 1];
 
-		if (allow_expired || sl->expire >= now) {
+		if (allow_expired || !expired_at(sl->expire, now)) {
 			const unsigned char *rec = tcf_record(s, x, sl->log, sl->off, sl->len);
 			tcf_rec r;
 
