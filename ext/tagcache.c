@@ -9,11 +9,15 @@
 #include "php_tagcache.h"
 #include "tc_shm.h"
 #include "tc_util.h"
+#include "tc_file.h"
 
 PHP_INI_BEGIN()
 	PHP_INI_ENTRY("tagcache.shm.dir", "/dev/shm", PHP_INI_SYSTEM, NULL)
 	PHP_INI_ENTRY("tagcache.shm.size", "64M", PHP_INI_SYSTEM, NULL)
 	PHP_INI_ENTRY("tagcache.shm.segment", "default", PHP_INI_SYSTEM, NULL)
+	PHP_INI_ENTRY("tagcache.file.cache_dir", "", PHP_INI_SYSTEM, NULL)
+	PHP_INI_ENTRY("tagcache.file.max_size", "1G", PHP_INI_SYSTEM, NULL)
+	PHP_INI_ENTRY("tagcache.file.durability", "never", PHP_INI_SYSTEM, NULL)
 PHP_INI_END()
 
 static void log_to_php(const char *msg)
@@ -53,6 +57,7 @@ static PHP_RSHUTDOWN_FUNCTION(tagcache)
 	(void)type;
 	(void)module_number;
 	tc_shm_release_held();
+	tc_file_release_held();
 	return SUCCESS;
 }
 
@@ -62,8 +67,9 @@ static PHP_MINFO_FUNCTION(tagcache)
 	php_info_print_table_start();
 	php_info_print_table_row(2, "tagcache support", "enabled");
 	php_info_print_table_row(2, "Version", PHP_TAGCACHE_VERSION);
-	php_info_print_table_row(2, "Backends", "shm");
+	php_info_print_table_row(2, "Backends", "shm, file");
 	php_info_print_table_row(2, "Shm segment layout", "1");
+	php_info_print_table_row(2, "File store layout", TC_FILE_LAYOUT_STR);
 	php_info_print_table_end();
 	DISPLAY_INI_ENTRIES();
 }

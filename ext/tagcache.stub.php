@@ -145,4 +145,9 @@ namespace TagCache {
     final class Shm extends AbstractBackend
     {
     }
+
+    /** Append-only log files plus an index, in one directory. */
+    final class File extends AbstractBackend
+    {
+    }
 }

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 26af96b5595fefd7959851d1a502dafb834044a9 */
+ * Stub hash: e85ed0e81eac6724053381e62f6965620d2aa58d */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_TagCache_Backend_setDirectives, 0, 1, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, directives, IS_ARRAY, 0)
@@ -236,6 +236,11 @@ static const zend_function_entry class_TagCache_Shm_methods[] = {
 	ZEND_FE_END
 };
 
+
+static const zend_function_entry class_TagCache_File_methods[] = {
+	ZEND_FE_END
+};
+
 static zend_class_entry *register_class_TagCache_Exception(zend_class_entry *class_entry_RuntimeException)
 {
 	zend_class_entry ce, *class_entry;
@@ -338,6 +343,17 @@ static zend_class_entry *register_class_TagCache_Shm(zend_class_entry *class_ent
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "TagCache", "Shm", class_TagCache_Shm_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_TagCache_AbstractBackend);
+	class_entry->ce_flags |= ZEND_ACC_FINAL;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_TagCache_File(zend_class_entry *class_entry_TagCache_AbstractBackend)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "TagCache", "File", class_TagCache_File_methods);
 	class_entry = zend_register_internal_class_ex(&ce, class_entry_TagCache_AbstractBackend);
 	class_entry->ce_flags |= ZEND_ACC_FINAL;
 

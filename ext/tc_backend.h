@@ -113,6 +113,7 @@ typedef struct tc_backend {
 } tc_backend;
 
 extern const tc_backend tc_backend_shm;
+extern const tc_backend tc_backend_file;
 
 /* Set once at module startup from TAGCACHE_TEST_CRASH: engines call
  * tc_crash_point("name") where a SIGKILL test wants to stop them. */

@@ -16,7 +16,7 @@
 #include "tagcache_arginfo.h"
 
 zend_class_entry *tc_ce_exception, *tc_ce_config_exception, *tc_ce_storage_exception,
-	*tc_ce_connection_exception, *tc_ce_backend, *tc_ce_abstract, *tc_ce_shm;
+	*tc_ce_connection_exception, *tc_ce_backend, *tc_ce_abstract, *tc_ce_shm, *tc_ce_file;
 
 static zend_object_handlers tc_handlers;
 
@@ -25,6 +25,9 @@ static const tc_backend *backend_for(zend_class_entry *ce)
 	for (; ce; ce = ce->parent) {
 		if (ce == tc_ce_shm) {
 			return &tc_backend_shm;
+		}
+		if (ce == tc_ce_file) {
+			return &tc_backend_file;
 		}
 	}
 	return NULL;
@@ -732,6 +735,7 @@ void tc_class_minit(void)
 	tc_ce_backend = register_class_TagCache_Backend();
 	tc_ce_abstract = register_class_TagCache_AbstractBackend(tc_ce_backend);
 	tc_ce_shm = register_class_TagCache_Shm(tc_ce_abstract);
+	tc_ce_file = register_class_TagCache_File(tc_ce_abstract);
 
 	memcpy(&tc_handlers, zend_get_std_object_handlers(), sizeof(tc_handlers));
 	tc_handlers.offset = XtOffsetOf(tc_object, std);
@@ -740,8 +744,10 @@ void tc_class_minit(void)
 
 	tc_ce_abstract->create_object = tc_create;
 	tc_ce_shm->create_object = tc_create;
+	tc_ce_file->create_object = tc_create;
 #ifdef ZEND_ACC_NOT_SERIALIZABLE
 	tc_ce_abstract->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
 	tc_ce_shm->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
+	tc_ce_file->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
 #endif
 }

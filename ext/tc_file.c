@@ -1,0 +1,1094 @@
+/*
+ * tc_file.c: the file store behind TagCache\File: options and the vtable.
+ *
+ * load() and test() take no lock and make no system call once the store
+ * is open: they follow the shared index under a seqlock to (log, offset),
+ * check the record's header and key in this process's read-only mapping
+ * of the log, copy the value and check its checksum. A record never
+ * changes once published, so what a consistent view of the index pointed
+ * at can be copied at leisure; a checksum that fails is a damaged record:
+ * a miss, and the entry is removed (under the lock) and counted.
+ *
+ * Writers take the index's robust mutex. A save builds its record before
+ * taking it, reserves what the index needs, appends the record with one
+ * pwrite() and only then points the index at it, inside an odd-sequence
+ * window: a reader sees the old value or the new one, and a writer killed
+ * at any point leaves the old value, the new one, or (if the index was
+ * half-changed) an index that the next writer rebuilds from the logs.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include "tc_file.h"
+
+/* Seconds of the realtime clock, as PHP's time() gives them. */
+int64_t tcf_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* The read path's clock: the coarse clock (read from the vDSO page, no
+ * TSC) lags by up to a tick, so an expiry in the current coarse second is
+ * checked again on the precise clock. */
+static inline int64_t now_coarse(void)
+{
+#ifdef CLOCK_REALTIME_COARSE
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) == 0) {
+		return (int64_t)ts.tv_sec;
+	}
+#endif
+	return tcf_now();
+}
+
+static inline int expired_at(int64_t expire, int64_t coarse)
+{
+	return expire < coarse || (expire == coarse && expire < tcf_now());
+}
+
+/* Length-prefixed strings gathered under the lock (malloc, which fails
+ * softly) and handed to PHP after the unlock. */
+typedef struct {
+	unsigned char *p;
+	size_t len, cap;
+	int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const void *s, uint32_t n)
+{
+	if (b->oom) {
+		return;
+	}
+	if (b->len + 4 + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		unsigned char *np;
+
+		while (cap < b->len + 4 + n) {
+			cap *= 2;
+		}
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, &n, 4);
+	memcpy(b->p + b->len + 4, s, n);
+	b->len += 4 + n;
+}
+
+static void sb_cb(void *ctx, const char *p, size_t n)
+{
+	sb_add(ctx, p, (uint32_t)n);
+}
+
+static void sb_emit(sbuf *b, tc_emit_fn emit, void *ctx)
+{
+	size_t o = 0;
+	uint32_t n;
+
+	while (o < b->len) {
+		memcpy(&n, b->p + o, 4);
+		emit(ctx, (const char *)b->p + o + 4, n);
+		o += 4 + n;
+	}
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+static void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------- options */
+
+static const tc_option_spec file_options[] = {
+	{"cache_dir", TC_OPT_STRING, offsetof(tc_file_config, cache_dir), 0, 0, 1},
+	{"file_name_prefix", TC_OPT_STRING, offsetof(tc_file_config, prefix), 0, 0, 1},
+	{"max_size", TC_OPT_SIZE, offsetof(tc_file_config, max_size), TCF_MIN_SIZE, INT64_C(1) << 44, 0},
+	{"file_mode", TC_OPT_MODE, offsetof(tc_file_config, file_mode), 0, 0, 1},
+	{"cache_file_perm", TC_OPT_MODE, offsetof(tc_file_config, file_mode), 0, 0, 1},
+	{"cache_file_umask", TC_OPT_MODE, offsetof(tc_file_config, file_mode), 0, 0, 1},
+	{"dir_mode", TC_OPT_MODE, offsetof(tc_file_config, dir_mode), 0, 0, 1},
+	{"directory_mode", TC_OPT_MODE, offsetof(tc_file_config, dir_mode), 0, 0, 1},
+	{"durability", TC_OPT_STRING, offsetof(tc_file_config, durability), 0, 0, 0},
+	{"fsync_interval", TC_OPT_SECONDS, offsetof(tc_file_config, fsync_interval), 0, 0, 0},
+	{"lock_timeout", TC_OPT_SECONDS, offsetof(tc_file_config, lock_timeout), 0, 0, 0},
+	/* Zend_Cache_Backend_File / Cm_Cache_Backend_File options that no
+	 * longer apply: no file per entry, every record checksummed, always
+	 * locked, metadata inside the records, modes always set explicitly. */
+	{"hashed_directory_level", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"hashed_directory_perm", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"hashed_directory_umask", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"read_control", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"read_control_type", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"file_locking", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"metadatas_array_max_size", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"use_chmod", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"automatic_cleaning_factor", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{NULL, 0, 0, 0, 0, 0}
+};
+
+static void file_defaults(void *config)
+{
+	tc_file_config *c = config;
+	const char *tmp = getenv("TMPDIR");
+
+	memset(c, 0, sizeof(*c));
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > 1024) {
+		tmp = "/tmp";
+	}
+	snprintf(c->cache_dir, sizeof(c->cache_dir), "%s%stagcache-%u", tmp,
+	         tmp[strlen(tmp) - 1] == '/' ? "" : "/", (unsigned)geteuid());
+	snprintf(c->prefix, sizeof(c->prefix), "tagcache");
+	c->max_size = INT64_C(1) << 30;
+	c->file_mode = 0600;
+	c->dir_mode = 0700;
+	snprintf(c->durability, sizeof(c->durability), "never");
+	c->fsync_interval = 1.0;
+	c->lock_timeout = 5.0;
+}
+
+static int file_open(void **state, const void *config, char *err)
+{
+	const tc_file_config *c = config;
+	tc_file *f;
+	int fm = c->file_mode & 0777, dm = c->dir_mode & 0777, dur;
+
+	if (strcasecmp(c->durability, "never") == 0) {
+		dur = TCF_NEVER;
+	} else if (strcasecmp(c->durability, "always") == 0) {
+		dur = TCF_ALWAYS;
+	} else if (strcasecmp(c->durability, "interval") == 0) {
+		dur = TCF_INTERVAL;
+	} else {
+		snprintf(err, TC_ERRBUF, "durability \"%.100s\": use never, always or interval", c->durability);
+		return TC_ERR;
+	}
+	if (fm != 0600 && fm != 0640 && fm != 0660) {
+		snprintf(err, TC_ERRBUF, "file_mode %04o: use 0600, 0640 or 0660", (unsigned)fm);
+		return TC_ERR;
+	}
+	if (dm != 0700 && dm != 0750 && dm != 0770) {
+		snprintf(err, TC_ERRBUF, "dir_mode %04o: use 0700, 0750 or 0770", (unsigned)dm);
+		return TC_ERR;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	f->max_size = (uint64_t)c->max_size;
+	f->seg_size = f->max_size / 8;
+	if (f->seg_size < 256 * 1024) {
+		f->seg_size = 256 * 1024;
+	}
+	if (f->seg_size > 256 * 1024 * 1024) {
+		f->seg_size = 256 * 1024 * 1024;
+	}
+	f->durability = dur;
+	f->interval = c->fsync_interval > 0 ? c->fsync_interval : 1.0;
+	f->lock_timeout = c->lock_timeout;
+	f->file_mode = fm;
+	f->dir_mode = dm;
+	if (tcf_attach(f, c, err) != TC_OK) {
+		free(f);
+		return TC_ERR;
+	}
+	*state = f;
+	return TC_OK;
+}
+
+static void file_close(void *state)
+{
+	free(state);  /* the store stays mapped for the process's lifetime */
+}
+
+/* --------------------------------------------------------------- reads */
+
+static void backoff(int attempt)
+{
+	if (attempt < 8) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	} else if (attempt < 64) {
+		sched_yield();
+	} else {
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The lock-free read. TC_OK, TC_MISS, TC_ERR (allocation), or 2: no
+ * stable view, or a damaged record: the caller reads under the lock,
+ * which repairs. */
+static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64_t now,
+                     tc_alloc_fn alloc, void *ctx, char **data, size_t *len, tc_meta *meta)
+{
+	tcf_store *s = f->s;
+	tcf_idx *x;
+	tcf_hdr *H;
+	int attempt;
+
+	if (__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE)) {
+		char err[TC_ERRBUF];
+
+		if (tcf_reopen_index(f, err) != TC_OK) {
+			return 2;
+		}
+	}
+	x = &s->ix;
+	H = x->hdr;
+	tcf_lmap_prune(s);
+	for (attempt = 0; attempt < 200; attempt++) {
+		uint64_t s1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE), off = 0, end = 0, salt = 0;
+		uint32_t i, steps = 0, found = 0, lg = 0, rlen = 0, want_map = 0;
+		int64_t expire = 0, mtime = 0;
+		const unsigned char *rec = NULL;
+		int bad = 0, damaged = 0;
+		tcf_rec r;
+
+		if (s1 & 1) {
+			backoff(attempt);
+			continue;
+		}
+		i = __atomic_load_n(&x->buckets[h & x->bmask], __ATOMIC_RELAXED);
+		while (i) {
+			tcf_slot *sl;
+
+			if (i > x->nslots || ++steps > x->nslots) {
+				bad = 1;
+				break;
+			}
+			sl = &x->slots[i - 1];
+			if (__atomic_load_n(&sl->hash, __ATOMIC_RELAXED) == h
+			    && (lg = __atomic_load_n(&sl->log, __ATOMIC_ACQUIRE)) != 0) {
+				tcf_logent *le = TCF_LOGENT(x, lg);
+				tcf_lmap *lm = &s->logs[lg % TCF_MAXLOGS];
+
+				off = sl->off;
+				rlen = sl->len;
+				expire = sl->expire;
+				mtime = sl->mtime;
+				if (__atomic_load_n(&le->number, __ATOMIC_ACQUIRE) != lg) {
+					bad = 1;
+					break;
+				}
+				end = __atomic_load_n(&le->end, __ATOMIC_ACQUIRE);
+				salt = le->salt;
+				__atomic_thread_fence(__ATOMIC_ACQUIRE);
+				/* the end read belongs to this log only if the entry still
+				 * names it: numbers are never reused */
+				if (__atomic_load_n(&le->number, __ATOMIC_RELAXED) != lg || off < TCF_LOGHDR
+				    || rlen < TCF_REC || off > end || rlen > end - off) {
+					bad = 1;
+					break;
+				}
+				if (!lm->base || lm->number != lg || lm->salt != salt || lm->len < end) {
+					want_map = lg;
+					break;
+				}
+				rec = lm->base + off;
+				/* the header first: a damaged one (or a torn view) must not
+				 * be believed, not even to compare keys */
+				if (!tcf_rec_header_ok(rec, rlen, salt, off, &r) || (r.magic & 0xff) != TCF_PUT
+				    || tcf_rec_size(r.klen, r.tnlen, r.vlen) != rlen) {
+					damaged = 1;
+					break;
+				}
+				if (r.klen == id.len && memcmp(rec + TCF_REC, id.p, id.len) == 0) {
+					found = i;
+					break;
+				}
+				/* Same hash, another key: a rare collision, or a damaged
+				 * key; the payload check tells which (the slow path drops
+				 * a damaged one). */
+				if (tcf_key_hash(rec + TCF_REC, r.klen) != h) {
+					damaged = 1;
+					break;
+				}
+			}
+			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&H->seq, __ATOMIC_RELAXED) != s1) {
+			backoff(attempt);
+			continue;
+		}
+		if (want_map) {
+			/* first read of this log in this process: map it, look again */
+			if (!tcf_lmap_get(s, want_map, salt, end)) {
+				return 2;
+			}
+			continue;
+		}
+		if (bad || damaged) {
+			return 2;
+		}
+		if (!found || (!allow_expired && expired_at(expire, now))) {
+			count(&H->stripes[tcf_stripe_no].misses);
+			return TC_MISS;
+		}
+		{
+			/* The record cannot change any more: it was published, and
+			 * our mapping of its log stays while this call runs. */
+			if (data) {
+				char *buf = alloc(ctx, r.vlen);
+
+				if (!buf) {
+					return TC_ERR;
+				}
+				memcpy(buf, rec + TCF_REC + r.klen + r.tnlen, r.vlen);
+				if (tcf_rec_pcheck(rec, &r, (const unsigned char *)buf) != r.pcheck) {
+					return 2;
+				}
+				*data = buf;
+				*len = r.vlen;
+			}
+		}
+		meta->expire = expire;
+		meta->mtime = mtime;
+		count(&H->stripes[tcf_stripe_no].hits);
+		return TC_OK;
+	}
+	return 2;
+}
+
+/* Under the lock: is the entry's record whole? If not, it is removed (with
+ * a tombstone, so that an older record of the id cannot come back) and
+ * counted, and the damage logged once per process. */
+static int verify_or_drop(tc_file *f, uint32_t slot)
+{
+	tcf_store *s = f->s;
+	tcf_idx *x = &s->ix;
+	tcf_slot *sl = &x->slots[slot - 1];
+	tcf_logent *le = TCF_LOGENT(x, sl->log);
+	const unsigned char *rec = tcf_record(s, x, sl->log, sl->off, sl->len);
+	tcf_rec r;
+	char err[TC_ERRBUF];
+
+	if (!rec) {
+		/* not a damaged record: the log is shorter than the index says,
+		 * or gone. The index no longer matches the logs: rebuild it. */
+		x->tainted = 1;
+		return 0;
+	}
+	if (tcf_rec_header_ok(rec, sl->len, le->salt, sl->off, &r) && (r.magic & 0xff) == TCF_PUT
+	    && tcf_rec_size(r.klen, r.tnlen, r.vlen) == sl->len && tcf_rec_body_ok(rec, &r)) {
+		return 1;
+	}
+	if (!s->warned) {
+		s->warned = 1;
+		tc_log("tagcache: %s: a damaged record (log %u, offset %llu) was found and its entry removed",
+		       s->dir, sl->log, (unsigned long long)sl->off);
+	}
+	x->hdr->corrupt++;
+	tcf_tombstones(f, &slot, 1, 0, err);
+	tcf_remove_list(f, &slot, 1, NULL);
+	return 0;
+}
+
+static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                     char **data, size_t *len, tc_meta *meta)
+{
+	tc_file *f = st;
+	tcf_store *s = f->s;
+	tcf_idx *x;
+	uint32_t h = tcf_key_hash((const unsigned char *)id.p, id.len), slot;
+	int64_t now = now_coarse();
+	int rc = load_fast(f, id, h, allow_expired, now, alloc, ctx, data, len, meta);
+	unsigned char *copy = NULL;
+	size_t vlen = 0;
+
+	if (rc != 2) {
+		return rc;
+	}
+	/* Slow path: under the lock, which also repairs what it must. */
+	if (tcf_lock(f, NULL) != TC_OK) {
+		return TC_MISS;
+	}
+	x = &s->ix;
+	/* every entry of this hash whose record is damaged goes, then the
+	 * lookup runs on what is left */
+	{
+		uint32_t i = x->buckets[h & x->bmask], steps = 0;
+
+		while (i && i <= x->nslots && ++steps <= x->nslots && !x->tainted) {
+			uint32_t next = x->slots[i - 1].next;
+
+			if (x->slots[i - 1].hash == h && tcf_slot_ok(x, i)) {
+				verify_or_drop(f, i);
+			}
+			i = next;
+		}
+	}
+	slot = tcf_find(s, x, (const unsigned char *)id.p, (uint32_t)id.len, h);
+	if (slot) {
+		tcf_slot *sl = &x->slots[slot - 1];
+
+		if (allow_expired || !expired_at(sl->expire, now)) {
+			const unsigned char *rec = tcf_record(s, x, sl->log, sl->off, sl->len);
+			tcf_rec r;
+
+			memcpy(&r, rec, sizeof(r));
+			meta->expire = sl->expire;
+			meta->mtime = sl->mtime;
+			vlen = r.vlen;
+			if (data) {
+				copy = malloc(vlen ? vlen : 1);
+				if (copy) {
+					memcpy(copy, rec + TCF_REC + r.klen + r.tnlen, vlen);
+				}
+			}
+		} else {
+			slot = 0;
+		}
+	}
+	tcf_unlock(f);
+	if (!slot) {
+		count(&s->ix.hdr->stripes[tcf_stripe_no].misses);
+		return TC_MISS;
+	}
+	count(&s->ix.hdr->stripes[tcf_stripe_no].hits);
+	if (data) {
+		char *buf;
+
+		if (!copy || !(buf = alloc(ctx, vlen))) {
+			free(copy);
+			return TC_ERR;
+		}
+		memcpy(buf, copy, vlen);
+		free(copy);
+		*data = buf;
+		*len = vlen;
+	}
+	return TC_OK;
+}
+
+/* -------------------------------------------------------------- writes */
+
+/* Grows what the index ran out of by half, by rebuilding it bigger
+ * (half, not double: the index is a good part of the store's bytes, and
+ * every page of it is reserved on disk). */
+static uint32_t half_more(uint32_t v, uint32_t max)
+{
+	uint64_t n = (uint64_t)v + v / 2 + 64;
+
+	return n > max ? max : (uint32_t)n;
+}
+
+static int grow(tc_file *f, char *err)
+{
+	tcf_idx *x = &f->s->ix;
+	tcf_caps c = {x->nslots, x->ntags, x->heap_units};
+
+	switch (x->full) {
+	case TCF_FULL_SLOTS:
+		c.nslots = half_more(x->nslots, 1u << 30);
+		break;
+	case TCF_FULL_TAGS:
+		c.ntags = half_more(x->ntags, 1u << 30);
+		break;
+	default:
+		/* the heap: half again its size when more than half of it is in
+		 * use; otherwise the same size (the rebuild packs it again) */
+		if ((uint64_t)x->hdr->heap_used * 2 >= x->heap_units) {
+			c.heap_units = half_more(x->heap_units, UINT32_MAX - 16);
+		}
+		break;
+	}
+	return tcf_rebuild(f, &c, 0, NULL, err);
+}
+
+static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags,
+                     int64_t expire, char *err)
+{
+	tc_file *f = st;
+	tcf_store *s = f->s;
+	tcf_idx *x = &s->ix;
+	uint64_t tnlen = 0, need, off = 0, salt = 0;
+	uint32_t h = tcf_key_hash((const unsigned char *)id.p, id.len);
+	unsigned char *buf;
+	int64_t now = tcf_now();
+	tcf_resv rv;
+	size_t i;
+	int tries, reserved = 0;
+
+	for (i = 0; i < ntags; i++) {
+		tnlen += 2 + tags[i].len;
+	}
+	need = tcf_rec_size(id.len, tnlen, data.len);
+	if (need > f->max_size / 2 || need > UINT32_MAX || ntags > TC_TAGS_MAX) {
+		snprintf(err, TC_ERRBUF, "%.3000s: an entry of %llu bytes does not fit in this store (max_size %llu)",
+		         s->dir, (unsigned long long)need, (unsigned long long)f->max_size);
+		return TC_ERR;
+	}
+	buf = malloc(need);
+	rv.trefs = malloc((ntags ? ntags : 1) * sizeof(uint32_t));
+	if (!buf || !rv.trefs) {
+		free(buf);
+		free(rv.trefs);
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	tcf_rec_build(buf, TCF_PUT, id, tags, ntags, (const unsigned char *)data.p, data.len, expire, now);
+	if (tcf_lock(f, err) != TC_OK) {
+		goto out_nolock;
+	}
+	tc_crash_point("file_save_locked");
+	for (tries = 0; tries < 12; tries++) {
+		if (tcf_make_room(f, need, now, err) != TC_OK) {
+			goto fail;
+		}
+		tcf_dirty(s);
+		if (tcf_reserve(s, x, (const unsigned char *)id.p, (uint32_t)id.len, h, tags, ntags, &rv) == 0) {
+			reserved = 1;
+			break;
+		}
+		tcf_unreserve(x, tags, ntags, &rv);
+		if (x->tainted) {
+			tcf_caps c = {x->nslots, x->ntags, x->heap_units};
+
+			if (tcf_rebuild(f, &c, 0, "an inconsistency was found in the index", err) != TC_OK) {
+				goto fail;
+			}
+		} else if (grow(f, err) != TC_OK) {
+			goto fail;
+		}
+	}
+	if (!reserved) {
+		snprintf(err, TC_ERRBUF, "%.3000s: the index could not make room", s->dir);
+		goto fail;
+	}
+	if (tcf_prepare_append(f, need, &off, &salt, err) != TC_OK) {
+		tcf_unreserve(x, tags, ntags, &rv);
+		goto fail;
+	}
+	tcf_rec_seal(buf, salt, off);
+	if (tcf_append(f, buf, (size_t)need, off, err) != TC_OK) {
+		tcf_unreserve(x, tags, ntags, &rv);
+		goto fail;
+	}
+	tc_crash_point("file_save_unpublished");
+	tcf_seq_begin(x->hdr);
+	tcf_set_end(x, off + need);
+	tcf_publish(x, &rv, h, x->hdr->active_log, off, (uint32_t)need, expire, now);
+	tc_crash_point("file_save_publishing");
+	tcf_seq_end(x->hdr);
+	x->hdr->writes++;
+	tcf_maybe_compact(f, need, now);
+	tcf_unlock(f);
+	free(buf);
+	free(rv.trefs);
+	return TC_OK;
+fail:
+	tcf_unlock(f);
+out_nolock:
+	free(buf);
+	free(rv.trefs);
+	return TC_ERR;
+}
+
+static int file_remove(void *st, tc_str id)
+{
+	tc_file *f = st;
+	tcf_store *s = f->s;
+	char err[TC_ERRBUF];
+	uint32_t slot;
+
+	if (tcf_lock(f, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	slot = tcf_find(s, &s->ix, (const unsigned char *)id.p, (uint32_t)id.len,
+	                tcf_key_hash((const unsigned char *)id.p, id.len));
+	if (slot) {
+		tcf_tombstones(f, &slot, 1, 1, err);
+		tcf_remove_list(f, &slot, 1, NULL);
+		s->ix.hdr->writes++;
+	}
+	tcf_unlock(f);
+	return slot ? TC_OK : TC_MISS;
+}
+
+/* ---------------------------------------------------------------- tags */
+
+static int carries(tcf_idx *x, const tcf_slot *sl, uint32_t t)
+{
+	const tcf_link *l = (const tcf_link *)TCF_H(x, sl->links);
+	uint32_t j;
+
+	for (j = 0; j < sl->ntags; j++) {
+		if (l[j].tag == t) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The slots a mode selects, under the lock: O(members of the given tags)
+ * for the matching modes, O(slots) for the others. */
+static uint32_t *select_ids(tcf_store *s, tc_ids_mode mode, const tc_str *tags, size_t ntags,
+                            size_t *n, int *oom)
+{
+	tcf_idx *x = &s->ix;
+	uint32_t *refs = malloc((ntags ? ntags : 1) * sizeof(uint32_t)), *out = NULL, i;
+	size_t cnt = 0, cap = 0, k;
+	unsigned char *seen = NULL;
+
+	*n = 0;
+	*oom = 0;
+	if (!refs) {
+		*oom = 1;
+		return NULL;
+	}
+	for (k = 0; k < ntags; k++) {
+		const unsigned char *p = (const unsigned char *)tags[k].p;
+
+		refs[k] = tcf_tag_find(x, p, (uint32_t)tags[k].len, tcf_tag_hash(p, tags[k].len));
+	}
+
+#define PUSH(id) do { \
+		if (cnt == cap) { \
+			uint32_t *np_ = realloc(out, (cap ? cap * 2 : 64) * sizeof(uint32_t)); \
+			if (!np_) { *oom = 1; goto done; } \
+			out = np_; cap = cap ? cap * 2 : 64; \
+		} \
+		out[cnt++] = (id); \
+	} while (0)
+
+	if (mode == TC_CLEAN_ALL || mode == TC_CLEAN_NOT_MATCHING || mode == TC_CLEAN_OLD) {
+		for (i = 1; i <= x->nslots; i++) {
+			int keep = 1;
+
+			if (!x->slots[i - 1].log) {
+				continue;
+			}
+			if (!tcf_slot_ok(x, i)) {
+				x->tainted = 1;
+				goto done;
+			}
+			for (k = 0; mode == TC_CLEAN_NOT_MATCHING && k < ntags && keep; k++) {
+				if (refs[k] && carries(x, &x->slots[i - 1], refs[k])) {
+					keep = 0;
+				}
+			}
+			if (keep) {
+				PUSH(i);
+			}
+		}
+	} else if (mode == TC_CLEAN_MATCHING && ntags) {
+		uint32_t best = 0, bestc = UINT32_MAX;
+
+		for (k = 0; k < ntags; k++) {
+			if (!refs[k]) {
+				goto done;  /* nobody carries that tag: nobody carries all */
+			}
+			if (x->tags[refs[k] - 1].count < bestc) {
+				best = refs[k];
+				bestc = x->tags[refs[k] - 1].count;
+			}
+		}
+		{
+			tcf_tag *T = &x->tags[best - 1];
+
+			for (i = 0; i < T->count; i++) {
+				uint32_t id = tcf_member(x, T, i);
+				int all = 1;
+
+				if (!tcf_slot_ok(x, id)) {
+					x->tainted = 1;
+					goto done;
+				}
+				for (k = 0; k < ntags && all; k++) {
+					all = refs[k] == best || carries(x, &x->slots[id - 1], refs[k]);
+				}
+				if (all) {
+					PUSH(id);
+				}
+			}
+		}
+	} else if (mode == TC_CLEAN_MATCHING_ANY && ntags) {
+		seen = calloc((x->nslots + 8) / 8, 1);
+		if (!seen) {
+			*oom = 1;
+			goto done;
+		}
+		for (k = 0; k < ntags; k++) {
+			tcf_tag *T;
+
+			if (!refs[k]) {
+				continue;
+			}
+			T = &x->tags[refs[k] - 1];
+			for (i = 0; i < T->count; i++) {
+				uint32_t id = tcf_member(x, T, i);
+
+				if (!tcf_slot_ok(x, id)) {
+					x->tainted = 1;
+					goto done;
+				}
+				if (!(seen[id >> 3] & (1u << (id & 7)))) {
+					seen[id >> 3] |= (unsigned char)(1u << (id & 7));
+					PUSH(id);
+				}
+			}
+		}
+	}
+#undef PUSH
+done:
+	free(refs);
+	free(seen);
+	if (*oom || x->tainted) {
+		free(out);
+		*n = 0;
+		return NULL;
+	}
+	*n = cnt;
+	return out;
+}
+
+static int file_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
+{
+	tc_file *f = st;
+	tcf_store *s = f->s;
+	int64_t now = tcf_now();
+	uint32_t *ids;
+	size_t n;
+	int oom, rc = TC_OK;
+
+	if (tcf_lock(f, err) != TC_OK) {
+		return TC_ERR;
+	}
+	if (mode == TC_CLEAN_ALL) {
+		/* a new, empty index and a new log that makes every older one
+		 * obsolete; the old logs are unlinked */
+		tc_crash_point("file_clean_all");
+		rc = tcf_rebuild(f, NULL, 1, NULL, err);
+		s->ix.hdr->writes++;
+		tcf_unlock(f);
+		return rc;
+	}
+	if (mode == TC_CLEAN_OLD) {
+		rc = tcf_sweep_expired(f, now, err);
+		tcf_unlock(f);
+		if (rc == TC_OK) {
+			char cerr[TC_ERRBUF];
+
+			/* Compaction gives space back; when it cannot (a full disk),
+			 * the store stays as it is and correct, so clean('old') still
+			 * did its job. */
+			if (tcf_compact_all(f, now, cerr) != TC_OK) {
+				tc_log("tagcache: %s", cerr);
+			}
+		}
+		return rc;
+	}
+	ids = select_ids(s, mode, tags, ntags, &n, &oom);
+	if (oom) {
+		tcf_unlock(f);
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	if (n) {
+		/* a failed tombstone write still removes: the logs are marked */
+		tcf_tombstones(f, ids, n, 1, err);
+		tcf_remove_list(f, ids, n, "file_clean_tag");
+		s->ix.hdr->writes++;
+	}
+	tcf_unlock(f);
+	free(ids);
+	return TC_OK;
+}
+
+static int file_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
+                    tc_emit_fn emit, void *ctx)
+{
+	tc_file *f = st;
+	tcf_store *s = f->s;
+	int64_t now = tcf_now();
+	uint32_t *ids;
+	size_t n, i;
+	int oom;
+	sbuf b = {0};
+
+	if (tcf_lock(f, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	ids = select_ids(s, mode, tags, ntags, &n, &oom);
+	for (i = 0; i < n; i++) {
+		tcf_slot *sl = &s->ix.slots[ids[i] - 1];
+		const unsigned char *rec;
+		tcf_rec r;
+
+		if (sl->expire < now) {
+			continue;
+		}
+		if (!(rec = tcf_slot_record(s, &s->ix, ids[i], &r))
+		    || tcf_key_hash(rec + TCF_REC, r.klen) != sl->hash) {
+			verify_or_drop(f, ids[i]);  /* a damaged header or key: never listed */
+			if (s->ix.tainted) {
+				break;
+			}
+			continue;
+		}
+		sb_add(&b, rec + TCF_REC, r.klen);
+	}
+	tcf_unlock(f);
+	free(ids);
+	if (oom || b.oom) {
+		free(b.p);
+		return TC_ERR;
+	}
+	sb_emit(&b, emit, ctx);
+	return TC_OK;
+}
+
+static int file_tags(void *st, tc_emit_fn emit, void *ctx)
+{
+	tc_file *f = st;
+	tcf_idx *x;
+	uint32_t i;
+	sbuf b = {0};
+
+	if (tcf_lock(f, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	x = &f->s->ix;
+	for (i = 1; i <= x->ntags; i++) {
+		tcf_tag *T = &x->tags[i - 1];
+
+		if (T->nlen && T->count && tcf_tag_ok(x, i)) {
+			sb_add(&b, tcf_tag_name(x, i), T->nlen);
+		}
+	}
+	tcf_unlock(f);
+	if (b.oom) {
+		free(b.p);
+		return TC_ERR;
+	}
+	sb_emit(&b, emit, ctx);
+	return TC_OK;
+}
+
+/* For the calls that read the header without the lock: the current index. */
+static void fresh(tc_file *f)
+{
+	char err[TC_ERRBUF];
+
+	if (__atomic_load_n(&f->s->ix.hdr->retired, __ATOMIC_ACQUIRE)) {
+		tcf_reopen_index(f, err);
+	}
+}
+
+static int file_fill(void *st)
+{
+	tc_file *f = st;
+	uint64_t live;
+
+	fresh(f);
+	live = __atomic_load_n(&f->s->ix.hdr->live_bytes, __ATOMIC_RELAXED);
+	uint64_t p = f->max_size ? live * 100 / f->max_size : 100;
+
+	return p > 100 ? 100 : (int)p;
+}
+
+static int file_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, void *ctx)
+{
+	tc_file *f = st;
+	tcf_store *s = f->s;
+	tcf_idx *x;
+	int64_t now = tcf_now();
+	uint32_t slot;
+	sbuf b = {0};
+
+	if (tcf_lock(f, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	x = &s->ix;
+	slot = tcf_find(s, x, (const unsigned char *)id.p, (uint32_t)id.len,
+	                tcf_key_hash((const unsigned char *)id.p, id.len));
+	if (slot && x->slots[slot - 1].expire < now) {
+		slot = 0;
+	}
+	if (slot) {
+		tcf_slot *sl = &x->slots[slot - 1];
+		const tcf_link *l = (const tcf_link *)TCF_H(x, sl->links);
+		uint32_t j;
+
+		meta->expire = sl->expire;
+		meta->mtime = sl->mtime;
+		for (j = 0; j < sl->ntags; j++) {
+			if (tcf_tag_ok(x, l[j].tag)) {
+				sb_add(&b, tcf_tag_name(x, l[j].tag), x->tags[l[j].tag - 1].nlen);
+			}
+		}
+	}
+	tcf_unlock(f);
+	if (!slot || b.oom) {
+		free(b.p);
+		return slot ? TC_ERR : TC_MISS;
+	}
+	sb_emit(&b, emit, ctx);
+	return TC_OK;
+}
+
+/* touch() and ___expire(): a TOUCH record, then the slot's expiry. */
+static int set_expire(tc_file *f, tc_str id, int64_t extra, int force_expired)
+{
+	tcf_store *s = f->s;
+	tcf_idx *x;
+	int64_t now = tcf_now(), e;
+	uint64_t off, salt, need = tcf_rec_size(id.len, 0, 0);
+	unsigned char *buf = malloc(need);
+	char err[TC_ERRBUF];
+	uint32_t slot;
+	int rc = TC_MISS;
+
+	if (!buf) {
+		return TC_ERR;
+	}
+	if (tcf_lock(f, NULL) != TC_OK) {
+		free(buf);
+		return TC_ERR;
+	}
+	x = &s->ix;
+	slot = tcf_find(s, x, (const unsigned char *)id.p, (uint32_t)id.len,
+	                tcf_key_hash((const unsigned char *)id.p, id.len));
+	if (slot) {
+		tcf_slot *sl = &x->slots[slot - 1];
+
+		if (force_expired) {
+			e = now - 1;
+		} else if (sl->expire < now) {
+			goto out;
+		} else {
+			e = sl->expire + extra;
+		}
+		tcf_rec_build(buf, TCF_TOUCH, id, NULL, 0, NULL, 0, e, now);
+		if (tcf_prepare_append(f, need, &off, &salt, err) != TC_OK) {
+			goto out;
+		}
+		tcf_rec_seal(buf, salt, off);
+		if (tcf_append(f, buf, (size_t)need, off, err) != TC_OK) {
+			goto out;
+		}
+		tcf_seq_begin(x->hdr);
+		tcf_set_end(x, off + need);
+		__atomic_store_n(&sl->expire, e, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->mtime, now, __ATOMIC_RELAXED);
+		tcf_seq_end(x->hdr);
+		if (e < x->hdr->min_expire) {
+			x->hdr->min_expire = e;
+		}
+		x->hdr->writes++;
+		rc = TC_OK;
+	}
+out:
+	tcf_unlock(f);
+	free(buf);
+	return rc;
+}
+
+static int file_touch(void *st, tc_str id, int64_t extra)
+{
+	return set_expire(st, id, extra, 0);
+}
+
+static int file_expire_now(void *st, tc_str id)
+{
+	return set_expire(st, id, 0, 1);
+}
+
+static void file_stats(void *st, tc_stat_fn emit, void *ctx)
+{
+	tc_file *f = st;
+	tcf_idx *x;
+	tcf_hdr *H;
+	uint64_t hits = 0, misses = 0, logs = 0;
+	int i;
+
+	fresh(f);
+	x = &f->s->ix;
+	H = x->hdr;
+
+	for (i = 0; i < TCF_NSTRIPES; i++) {
+		hits += __atomic_load_n(&H->stripes[i].hits, __ATOMIC_RELAXED);
+		misses += __atomic_load_n(&H->stripes[i].misses, __ATOMIC_RELAXED);
+	}
+	for (i = 0; i < TCF_MAXLOGS; i++) {
+		logs += H->logs[i].number != 0;
+	}
+	emit(ctx, "hits", (int64_t)hits);
+	emit(ctx, "misses", (int64_t)misses);
+	emit(ctx, "writes", (int64_t)H->writes);
+	emit(ctx, "entries", (int64_t)H->entries);
+	emit(ctx, "tags", (int64_t)H->tags);
+	emit(ctx, "live_bytes", (int64_t)H->live_bytes);
+	emit(ctx, "log_bytes", (int64_t)H->log_bytes);
+	emit(ctx, "index_bytes", (int64_t)x->size);
+	emit(ctx, "index_slots", (int64_t)x->nslots);
+	emit(ctx, "index_heap_bytes", (int64_t)x->heap_units * TCF_UNIT);
+	emit(ctx, "index_heap_used", (int64_t)H->heap_used * TCF_UNIT);
+	emit(ctx, "logs", (int64_t)logs);
+	emit(ctx, "max_size", (int64_t)f->max_size);
+	emit(ctx, "copied", (int64_t)H->copied);
+	emit(ctx, "compactions", (int64_t)H->compactions);
+	emit(ctx, "evictions", (int64_t)H->evictions);
+	emit(ctx, "expirations", (int64_t)H->expirations);
+	emit(ctx, "corrupt_records", (int64_t)H->corrupt);
+	emit(ctx, "rebuilds", (int64_t)H->rebuilds);
+	emit(ctx, "lock_recoveries", (int64_t)H->lock_recoveries);
+}
+
+static int file_verify(void *st, tc_emit_fn emit, void *ctx)
+{
+	tc_file *f = st;
+	sbuf b = {0};
+	int rc;
+
+	if (tcf_lock(f, NULL) != TC_OK) {
+		const char *msg = "the write lock could not be taken";
+
+		emit(ctx, msg, strlen(msg));
+		return TC_ERR;
+	}
+	rc = tcf_check(f->s, &f->s->ix, sb_cb, &b);
+	tcf_unlock(f);
+	sb_emit(&b, emit, ctx);
+	return rc;
+}
+
+const tc_backend tc_backend_file = {
+	"file",
+	file_options,
+	sizeof(tc_file_config),
+	file_defaults,
+	file_open,
+	file_close,
+	file_load,
+	file_save,
+	file_remove,
+	file_clean,
+	file_ids,
+	file_tags,
+	file_fill,
+	file_metadata,
+	file_touch,
+	file_expire_now,
+	file_stats,
+	file_verify,
+};

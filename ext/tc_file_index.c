@@ -1,0 +1,982 @@
+/*
+ * tc_file_index.c: the index, an mmapped file every process shares.
+ *
+ *   [header][slots][buckets][tag records][tag buckets][heap]
+ *
+ * A slot says where an id's record is: (log number, offset, length), with
+ * the expiry and mtime (which touch() changes without moving the record).
+ * Keys are not copied into the index: a slot keeps the key's hash, and the
+ * key itself is compared in the record. Tags live in the index: a tag
+ * record (name in the heap) with an array of its member slots, and each
+ * slot an array of links (tag, position in that tag's array), so that
+ * removing an entry from a tag is O(1) and a clean by tag costs O(members).
+ *
+ * Everything here runs under the write lock, or on an index that no other
+ * process can see yet (a rebuild). Changes that lock-free readers could
+ * trip over (bucket chains, slot locations, the log table) are made inside
+ * odd-sequence windows by the callers. Every reference read from the file
+ * is bounds-checked before it is followed; a bad one marks the index
+ * tainted, and the lock holder rebuilds it from the logs.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tc_file.h"
+#include "tc_hash.h"
+
+#define SEED_KEY UINT64_C(0x6b6579)
+#define SEED_TAG UINT64_C(0x746167)
+
+uint32_t tcf_key_hash(const unsigned char *p, size_t len)
+{
+	return (uint32_t)tc_hash(p, len, SEED_KEY);
+}
+
+uint32_t tcf_tag_hash(const unsigned char *p, size_t len)
+{
+	return (uint32_t)tc_hash(p, len, SEED_TAG);
+}
+
+void tcf_seq_begin(tcf_hdr *h)
+{
+	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void tcf_seq_end(tcf_hdr *h)
+{
+	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* ---------------------------------------------------------------- layout */
+
+static uint64_t align(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static uint32_t pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v) {
+		p <<= 1;
+	}
+	return p;
+}
+
+/* Fills the size fields of h for capacities c. -1 if c is out of range. */
+int tcf_layout(const tcf_caps *c, tcf_hdr *h)
+{
+	uint64_t off;
+
+	if (c->nslots < 64 || c->nslots > (1u << 30) || c->ntags < 64 || c->ntags > (1u << 30)
+	    || c->heap_units < 1024 || c->heap_units > UINT32_MAX - 16) {
+		return -1;
+	}
+	h->nslots = c->nslots;
+	h->nbuckets = pow2(c->nslots);
+	h->ntags = c->ntags;
+	h->ntagbuckets = pow2(c->ntags);
+	h->heap_units = c->heap_units;
+	off = align(sizeof(tcf_hdr), 64);
+	h->off_slots = off;
+	off = align(off + (uint64_t)h->nslots * sizeof(tcf_slot), 64);
+	h->off_buckets = off;
+	off = align(off + (uint64_t)h->nbuckets * 4, 64);
+	h->off_tags = off;
+	off = align(off + (uint64_t)h->ntags * sizeof(tcf_tag), 64);
+	h->off_tagbuckets = off;
+	off = align(off + (uint64_t)h->ntagbuckets * 4, 64);
+	h->off_heap = off;
+	h->size = align(off + (uint64_t)h->heap_units * TCF_UNIT, 4096);
+	return 0;
+}
+
+void tcf_bind(tcf_idx *x, unsigned char *base, size_t size)
+{
+	tcf_hdr *h = (tcf_hdr *)base;
+
+	x->base = base;
+	x->size = size;
+	x->hdr = h;
+	x->slots = (tcf_slot *)(base + h->off_slots);
+	x->buckets = (uint32_t *)(base + h->off_buckets);
+	x->tags = (tcf_tag *)(base + h->off_tags);
+	x->tagbuckets = (uint32_t *)(base + h->off_tagbuckets);
+	x->heap = base + h->off_heap;
+	x->nslots = h->nslots;
+	x->bmask = h->nbuckets - 1;
+	x->ntags = h->ntags;
+	x->tbmask = h->ntagbuckets - 1;
+	x->heap_units = h->heap_units;
+	x->tainted = 0;
+	x->full = TCF_FULL_NONE;
+}
+
+/* Empty slots, buckets, tags and heap. */
+void tcf_format(tcf_idx *x)
+{
+	tcf_hdr *h = x->hdr;
+	uint32_t i;
+
+	memset(x->slots, 0, (size_t)x->nslots * sizeof(tcf_slot));
+	memset(x->buckets, 0, (size_t)(x->bmask + 1) * 4);
+	memset(x->tags, 0, (size_t)x->ntags * sizeof(tcf_tag));
+	memset(x->tagbuckets, 0, (size_t)(x->tbmask + 1) * 4);
+	for (i = 0; i < x->nslots; i++) {
+		x->slots[i].next = i + 2 <= x->nslots ? i + 2 : 0;
+	}
+	for (i = 0; i < x->ntags; i++) {
+		x->tags[i].next = i + 2 <= x->ntags ? i + 2 : 0;
+	}
+	h->free_slot = 1;
+	h->free_tag = 1;
+	h->entries = 0;
+	h->tags = 0;
+	h->heap_top = 1;  /* ref 0 means "none" */
+	h->heap_used = 0;
+	memset(h->free_heads, 0, sizeof(h->free_heads));
+	h->min_expire = TC_EXPIRE_NEVER;
+}
+
+/* ------------------------------------------------------------------ heap */
+
+/* Size classes: 1..4 units exactly, then four classes per power of two,
+ * so a block wastes at most a quarter of itself. Blocks carry no header:
+ * their owner knows their size. */
+static uint32_t hclass(uint32_t n, uint32_t *units)
+{
+	uint32_t b, k;
+
+	if (n <= 4) {
+		*units = n ? n : 1;
+		return n ? n - 1 : 0;
+	}
+	b = 31u - (uint32_t)__builtin_clz(n - 1);
+	k = (n - 1) >> (b - 2);
+	*units = (k + 1) << (b - 2);
+	return 4 + (b - 2) * 4 + (k - 4);
+}
+
+/* The size of class c, in units (the inverse of hclass). */
+static uint32_t class_units(uint32_t c)
+{
+	uint32_t g;
+
+	if (c < 4) {
+		return c + 1;
+	}
+	g = (c - 4) / 4;
+	return ((c - 4) % 4 + 5) << g;
+}
+
+static uint32_t units_of(uint64_t bytes)
+{
+	return (uint32_t)((bytes + TCF_UNIT - 1) / TCF_UNIT);
+}
+
+static int href_ok(const tcf_idx *x, uint32_t r, uint32_t units)
+{
+	return r >= 1 && r < x->hdr->heap_top && x->hdr->heap_top <= x->heap_units
+	       && units <= x->hdr->heap_top - r;
+}
+
+static uint32_t pop(tcf_idx *x, uint32_t c)
+{
+	tcf_hdr *h = x->hdr;
+	uint32_t r = h->free_heads[c], next;
+
+	if (!href_ok(x, r, class_units(c))) {
+		h->free_heads[c] = 0;  /* a damaged list: drop it, the space with it */
+		x->tainted = 1;
+		return 0;
+	}
+	memcpy(&next, TCF_H(x, r), 4);
+	h->free_heads[c] = next;
+	return r;
+}
+
+static void push(tcf_idx *x, uint32_t r, uint32_t c)
+{
+	memcpy(TCF_H(x, r), &x->hdr->free_heads[c], 4);
+	x->hdr->free_heads[c] = r;
+}
+
+/* A block of n units: from its class's free list, else from the top, else
+ * cut from a larger free block (the rest goes back to the free lists in
+ * pieces of exact class sizes: blocks have no header, so any run of units
+ * can be one). Full only when none of that works. */
+uint32_t tcf_halloc(tcf_idx *x, uint32_t n)
+{
+	tcf_hdr *h = x->hdr;
+	uint32_t u, c = hclass(n, &u), r = 0;
+
+	if (h->free_heads[c]) {
+		r = pop(x, c);
+		if (!r) {
+			return 0;
+		}
+	} else if (h->heap_top <= x->heap_units && u <= x->heap_units - h->heap_top) {
+		r = h->heap_top;
+		h->heap_top += u;
+	} else {
+		uint32_t cc, rest, at;
+
+		for (cc = c + 1; cc < TCF_NCLASSES && !h->free_heads[cc]; cc++) {
+		}
+		if (cc == TCF_NCLASSES) {
+			x->full = TCF_FULL_HEAP;
+			return 0;
+		}
+		r = pop(x, cc);
+		if (!r) {
+			return 0;
+		}
+		rest = class_units(cc) - u;
+		at = r + u;
+		while (rest) {
+			uint32_t pu, pc = hclass(rest, &pu);
+
+			if (pu > rest) {
+				pc--;  /* the largest class that fits in what is left */
+				pu = class_units(pc);
+			}
+			push(x, at, pc);
+			at += pu;
+			rest -= pu;
+		}
+	}
+	h->heap_used += u;
+	return r;
+}
+
+void tcf_hfree(tcf_idx *x, uint32_t r, uint32_t n)
+{
+	tcf_hdr *h = x->hdr;
+	uint32_t u, c = hclass(n, &u);
+
+	if (!r || !href_ok(x, r, u)) {
+		return;
+	}
+	push(x, r, c);
+	h->heap_used -= u <= h->heap_used ? u : h->heap_used;
+}
+
+/* --------------------------------------------------------------- records */
+
+/* The record a slot names, if it lies within its log's published bytes
+ * and the log can be mapped. */
+const unsigned char *tcf_record(tcf_store *s, tcf_idx *x, uint32_t log, uint64_t off, uint32_t len)
+{
+	tcf_logent *le = TCF_LOGENT(x, log);
+	unsigned char *b;
+
+	if (!log || le->number != log || off < TCF_LOGHDR || len < TCF_REC || off > le->end
+	    || len > le->end - off) {
+		return NULL;
+	}
+	b = tcf_lmap_get(s, log, le->salt, le->end);
+	return b ? b + off : NULL;
+}
+
+/* The record of a live slot when its header is whole and agrees with the
+ * slot (a PUT of the slot's length); NULL otherwise. */
+const unsigned char *tcf_slot_record(tcf_store *s, tcf_idx *x, uint32_t slot, tcf_rec *r)
+{
+	tcf_slot *sl = &x->slots[slot - 1];
+	const unsigned char *rec = tcf_record(s, x, sl->log, sl->off, sl->len);
+
+	if (!rec || !tcf_rec_header_ok(rec, sl->len, TCF_LOGENT(x, sl->log)->salt, sl->off, r)
+	    || (r->magic & 0xff) != TCF_PUT || tcf_rec_size(r->klen, r->tnlen, r->vlen) != sl->len) {
+		return NULL;
+	}
+	return rec;
+}
+
+int tcf_slot_ok(const tcf_idx *x, uint32_t slot)
+{
+	const tcf_slot *sl;
+
+	if (slot < 1 || slot > x->nslots) {
+		return 0;
+	}
+	sl = &x->slots[slot - 1];
+	return sl->log != 0 && sl->ntags <= TC_TAGS_MAX
+	       && (sl->ntags == 0 || href_ok(x, sl->links, sl->ntags));
+}
+
+static tcf_link *links_of(tcf_idx *x, const tcf_slot *sl)
+{
+	return (tcf_link *)TCF_H(x, sl->links);
+}
+
+uint32_t tcf_find(tcf_store *s, tcf_idx *x, const unsigned char *k, uint32_t klen, uint32_t h)
+{
+	uint32_t i = x->buckets[h & x->bmask], steps = 0;
+
+	while (i) {
+		tcf_slot *sl;
+
+		if (i > x->nslots || ++steps > x->nslots) {
+			x->tainted = 1;
+			return 0;
+		}
+		sl = &x->slots[i - 1];
+		if (sl->hash == h) {
+			const unsigned char *rec = tcf_record(s, x, sl->log, sl->off, sl->len);
+			uint16_t rk;
+
+			if (!rec) {
+				x->tainted = 1;
+				return 0;
+			}
+			memcpy(&rk, rec + offsetof(tcf_rec, klen), 2);
+			if (rk == klen && (uint64_t)TCF_REC + klen <= sl->len
+			    && memcmp(rec + TCF_REC, k, klen) == 0) {
+				return i;
+			}
+		}
+		i = sl->next;
+	}
+	return 0;
+}
+
+void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n)
+{
+	tcf_logent *le = TCF_LOGENT(x, log);
+
+	if (le->number == log) {
+		le->live += (uint64_t)bytes;
+		le->nlive += (uint64_t)n;
+	}
+	x->hdr->live_bytes += (uint64_t)bytes;
+}
+
+/* ------------------------------------------------------------------ tags */
+
+/* A tag's members (slot + 1): up to CHUNK of them in one array that
+ * doubles (cap is its capacity); beyond that in chunks of CHUNK members
+ * listed by a directory (cap is chunks x CHUNK; the directory holds the
+ * next power of two of chunks). So the biggest block a tag ever asks for
+ * is a chunk, whatever the size of the tag (MAGE: every entry), and freed
+ * blocks are reusable. */
+#define CHUNK       256u
+#define CHUNK_UNITS (CHUNK * 4 / TCF_UNIT)
+
+static uint32_t dir_units(uint32_t cap)
+{
+	return units_of((uint64_t)pow2(cap / CHUNK) * 4);
+}
+
+int tcf_tag_ok(const tcf_idx *x, uint32_t t)
+{
+	const tcf_tag *T;
+
+	if (t < 1 || t > x->ntags) {
+		return 0;
+	}
+	T = &x->tags[t - 1];
+	if (T->nlen == 0 || T->nlen > TC_TAG_MAX || !href_ok(x, T->name, units_of(T->nlen))
+	    || T->count > T->cap) {
+		return 0;
+	}
+	if (T->cap == 0) {
+		return T->arr == 0;
+	}
+	if (T->cap <= CHUNK) {
+		return href_ok(x, T->arr, units_of((uint64_t)T->cap * 4));
+	}
+	return T->cap % CHUNK == 0 && href_ok(x, T->arr, dir_units(T->cap));
+}
+
+const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t)
+{
+	return TCF_H(x, x->tags[t - 1].name);
+}
+
+/* Where member i of T is; NULL (and the index tainted) if a chunk
+ * reference is out of bounds. */
+static uint32_t *member_at(tcf_idx *x, const tcf_tag *T, uint32_t i)
+{
+	uint32_t c;
+
+	if (T->cap <= CHUNK) {
+		return (uint32_t *)TCF_H(x, T->arr) + i;
+	}
+	c = ((uint32_t *)TCF_H(x, T->arr))[i / CHUNK];
+	if (!href_ok(x, c, CHUNK_UNITS)) {
+		x->tainted = 1;
+		return NULL;
+	}
+	return (uint32_t *)TCF_H(x, c) + i % CHUNK;
+}
+
+uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i)
+{
+	uint32_t *p = member_at(x, T, i);
+
+	return p ? *p : 0;
+}
+
+uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	uint32_t t = x->tagbuckets[h & x->tbmask], steps = 0;
+
+	while (t) {
+		tcf_tag *T;
+
+		if (!tcf_tag_ok(x, t) || ++steps > x->ntags) {
+			x->tainted = 1;
+			return 0;
+		}
+		T = &x->tags[t - 1];
+		if (T->hash == h && T->nlen == len && memcmp(TCF_H(x, T->name), name, len) == 0) {
+			return t;
+		}
+		t = T->next;
+	}
+	return 0;
+}
+
+/* Finds or creates a tag (with no member yet); 0 when out of room. */
+static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tcf_hdr *H = x->hdr;
+	uint32_t t = tcf_tag_find(x, name, len, h), nref;
+	tcf_tag *T;
+
+	if (t || x->tainted) {
+		return t;
+	}
+	t = H->free_tag;
+	if (!t || t > x->ntags) {
+		x->full = TCF_FULL_TAGS;
+		return 0;
+	}
+	nref = tcf_halloc(x, units_of(len));
+	if (!nref) {
+		return 0;
+	}
+	T = &x->tags[t - 1];
+	H->free_tag = T->next;
+	memcpy(TCF_H(x, nref), name, len);
+	T->hash = h;
+	T->count = 0;
+	T->cap = 0;
+	T->arr = 0;
+	T->name = nref;
+	T->nlen = len;
+	T->next = x->tagbuckets[h & x->tbmask];
+	x->tagbuckets[h & x->tbmask] = t;
+	H->tags++;
+	return t;
+}
+
+/* Room for one more member. */
+static int tag_reserve(tcf_idx *x, uint32_t t)
+{
+	tcf_tag *T = &x->tags[t - 1];
+	uint32_t cap, a, c, n;
+
+	if (T->count < T->cap) {
+		return 0;
+	}
+	if (T->cap < CHUNK) {
+		cap = T->cap ? T->cap * 2 : 4;
+		a = tcf_halloc(x, units_of((uint64_t)cap * 4));
+		if (!a) {
+			return -1;
+		}
+		if (T->arr) {
+			memcpy(TCF_H(x, a), TCF_H(x, T->arr), (size_t)T->count * 4);
+			tcf_hfree(x, T->arr, units_of((uint64_t)T->cap * 4));
+		}
+		T->arr = a;
+		T->cap = cap;
+		return 0;
+	}
+	if (T->cap > UINT32_MAX - CHUNK) {
+		x->full = TCF_FULL_HEAP;
+		return -1;
+	}
+	c = tcf_halloc(x, CHUNK_UNITS);
+	if (!c) {
+		return -1;
+	}
+	if (T->cap == CHUNK) {
+		/* the full array becomes the first chunk of a directory of two */
+		a = tcf_halloc(x, units_of(2 * 4));
+		if (!a) {
+			tcf_hfree(x, c, CHUNK_UNITS);
+			return -1;
+		}
+		((uint32_t *)TCF_H(x, a))[0] = T->arr;
+		((uint32_t *)TCF_H(x, a))[1] = c;
+		T->arr = a;
+		T->cap = 2 * CHUNK;
+		return 0;
+	}
+	n = T->cap / CHUNK;
+	if (n == pow2(n)) {
+		/* the directory is full: twice as many entries */
+		a = tcf_halloc(x, units_of((uint64_t)n * 2 * 4));
+		if (!a) {
+			tcf_hfree(x, c, CHUNK_UNITS);
+			return -1;
+		}
+		memcpy(TCF_H(x, a), TCF_H(x, T->arr), (size_t)n * 4);
+		tcf_hfree(x, T->arr, dir_units(T->cap));
+		T->arr = a;
+	}
+	((uint32_t *)TCF_H(x, T->arr))[n] = c;
+	T->cap += CHUNK;
+	return 0;
+}
+
+static void free_members(tcf_idx *x, tcf_tag *T)
+{
+	if (!T->arr) {
+		return;
+	}
+	if (T->cap <= CHUNK) {
+		tcf_hfree(x, T->arr, units_of((uint64_t)T->cap * 4));
+	} else {
+		uint32_t *dir = (uint32_t *)TCF_H(x, T->arr), i;
+
+		for (i = 0; i < T->cap / CHUNK; i++) {
+			tcf_hfree(x, dir[i], CHUNK_UNITS);
+		}
+		tcf_hfree(x, T->arr, dir_units(T->cap));
+	}
+	T->arr = 0;
+	T->cap = 0;
+}
+
+static void tag_drop(tcf_idx *x, uint32_t t)
+{
+	tcf_tag *T = &x->tags[t - 1];
+	uint32_t *p = &x->tagbuckets[T->hash & x->tbmask], steps = 0;
+
+	while (*p && *p != t && *p <= x->ntags && ++steps <= x->ntags) {
+		p = &x->tags[*p - 1].next;
+	}
+	if (*p == t) {
+		*p = T->next;
+	}
+	free_members(x, T);
+	tcf_hfree(x, T->name, units_of(T->nlen));
+	memset(T, 0, sizeof(*T));
+	T->next = x->hdr->free_tag;
+	x->hdr->free_tag = t;
+	x->hdr->tags--;
+}
+
+static void tag_link(tcf_idx *x, uint32_t t, uint32_t slot, tcf_link *l)
+{
+	tcf_tag *T = &x->tags[t - 1];
+	uint32_t *p = member_at(x, T, T->count);
+
+	if (!p) {
+		return;
+	}
+	*p = slot;
+	l->tag = t;
+	l->pos = T->count;
+	T->count++;
+}
+
+/* Takes the member at pos out of tag t (the last member moves into its
+ * place and its link is updated); a tag left with no member goes. */
+static void tag_unlink(tcf_idx *x, uint32_t t, uint32_t pos)
+{
+	tcf_tag *T;
+	uint32_t last;
+
+	if (!tcf_tag_ok(x, t) || pos >= x->tags[t - 1].count) {
+		x->tainted = 1;
+		return;
+	}
+	T = &x->tags[t - 1];
+	last = T->count - 1;
+	if (pos != last) {
+		uint32_t *pl = member_at(x, T, last), *pp = member_at(x, T, pos), moved, j;
+		tcf_slot *ms;
+		tcf_link *l;
+
+		if (!pl || !pp || !tcf_slot_ok(x, *pl)) {
+			x->tainted = 1;
+			return;
+		}
+		moved = *pl;
+		ms = &x->slots[moved - 1];
+		l = links_of(x, ms);
+		*pp = moved;
+		for (j = 0; j < ms->ntags; j++) {
+			if (l[j].tag == t && l[j].pos == last) {
+				l[j].pos = pos;
+				break;
+			}
+		}
+	}
+	T->count--;
+	if (T->count == 0) {
+		tag_drop(x, t);
+	}
+}
+
+/* --------------------------------------------------------------- entries */
+
+int tcf_reserve(tcf_store *s, tcf_idx *x, const unsigned char *key, uint32_t klen, uint32_t h,
+                const tc_str *tags, size_t ntags, tcf_resv *r)
+{
+	size_t i;
+
+	x->full = TCF_FULL_NONE;
+	r->links = 0;
+	r->ntags = ntags;
+	for (i = 0; i < ntags; i++) {
+		r->trefs[i] = 0;
+	}
+	r->old = tcf_find(s, x, key, klen, h);
+	if (x->tainted) {
+		return -1;
+	}
+	r->slot = r->old ? r->old : x->hdr->free_slot;
+	if (!r->slot || r->slot > x->nslots) {
+		x->full = TCF_FULL_SLOTS;
+		return -1;
+	}
+	if (ntags && !(r->links = tcf_halloc(x, (uint32_t)ntags))) {
+		return -1;
+	}
+	for (i = 0; i < ntags; i++) {
+		const unsigned char *p = (const unsigned char *)tags[i].p;
+
+		r->trefs[i] = tag_get(x, p, (uint32_t)tags[i].len, tcf_tag_hash(p, tags[i].len));
+		if (!r->trefs[i] || tag_reserve(x, r->trefs[i]) != 0) {
+			return -1;
+		}
+	}
+	return x->tainted ? -1 : 0;
+}
+
+/* Gives back what a reservation took when the save does not happen. */
+void tcf_unreserve(tcf_idx *x, const tc_str *tags, size_t ntags, tcf_resv *r)
+{
+	size_t i;
+
+	if (x->tainted) {
+		return;  /* the index is rebuilt anyway */
+	}
+	if (r->links) {
+		tcf_hfree(x, r->links, (uint32_t)r->ntags);
+		r->links = 0;
+	}
+	for (i = 0; i < ntags; i++) {
+		const unsigned char *p = (const unsigned char *)tags[i].p;
+		uint32_t t = tcf_tag_find(x, p, (uint32_t)tags[i].len, tcf_tag_hash(p, tags[i].len));
+
+		if (t && x->tags[t - 1].count == 0) {
+			tag_drop(x, t);
+		}
+	}
+}
+
+/* Inside an odd window: the id now lives at (log, off, len). */
+void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off, uint32_t len,
+                 int64_t expire, int64_t mtime)
+{
+	tcf_hdr *H = x->hdr;
+	tcf_slot *sl = &x->slots[r->slot - 1];
+	uint32_t olinks = 0, ontags = 0, j;
+	size_t i;
+
+	if (r->old) {
+		tcf_account(x, sl->log, -(int64_t)sl->len, -1);
+		olinks = sl->links;
+		ontags = sl->ntags;
+		__atomic_store_n(&sl->log, 0, __ATOMIC_RELAXED);
+		sl->off = off;
+		sl->len = len;
+		sl->expire = expire;
+		sl->mtime = mtime;
+		__atomic_store_n(&sl->log, log, __ATOMIC_RELEASE);
+	} else {
+		H->free_slot = sl->next;
+		sl->hash = h;
+		sl->off = off;
+		sl->len = len;
+		sl->expire = expire;
+		sl->mtime = mtime;
+		sl->log = log;
+		sl->next = x->buckets[h & x->bmask];
+		__atomic_store_n(&x->buckets[h & x->bmask], r->slot, __ATOMIC_RELEASE);
+		H->entries++;
+	}
+	/* Link the new tags before unlinking the old ones, so that a tag both
+	 * carry never drops to zero members (which would free its record). */
+	sl->links = r->links;
+	sl->ntags = (uint32_t)r->ntags;
+	for (i = 0; i < r->ntags; i++) {
+		tag_link(x, r->trefs[i], r->slot, &links_of(x, sl)[i]);
+	}
+	if (ontags) {
+		tcf_link *ol = (tcf_link *)TCF_H(x, olinks);
+
+		for (j = 0; j < ontags; j++) {
+			tag_unlink(x, ol[j].tag, ol[j].pos);
+		}
+	}
+	if (olinks) {
+		tcf_hfree(x, olinks, ontags);
+	}
+	tcf_account(x, log, len, 1);
+	if (expire < H->min_expire) {
+		H->min_expire = expire;
+	}
+}
+
+/* Inside an odd window: the same record, copied to (log, off). */
+void tcf_relocate(tcf_idx *x, uint32_t slot, uint32_t log, uint64_t off, uint32_t len)
+{
+	tcf_slot *sl = &x->slots[slot - 1];
+
+	tcf_account(x, sl->log, -(int64_t)sl->len, -1);
+	__atomic_store_n(&sl->log, 0, __ATOMIC_RELAXED);
+	sl->off = off;
+	sl->len = len;
+	__atomic_store_n(&sl->log, log, __ATOMIC_RELEASE);
+	tcf_account(x, log, len, 1);
+}
+
+/* Inside an odd window: the entry leaves the index. */
+void tcf_remove(tcf_idx *x, uint32_t slot)
+{
+	tcf_hdr *H = x->hdr;
+	tcf_slot *sl = &x->slots[slot - 1];
+	uint32_t *p = &x->buckets[sl->hash & x->bmask], steps = 0, j;
+
+	while (*p && *p != slot && *p <= x->nslots && ++steps <= x->nslots) {
+		p = &x->slots[*p - 1].next;
+	}
+	if (*p == slot) {
+		__atomic_store_n(p, sl->next, __ATOMIC_RELEASE);
+	} else {
+		x->tainted = 1;
+	}
+	if (sl->ntags) {
+		tcf_link *l = links_of(x, sl);
+
+		for (j = 0; j < sl->ntags; j++) {
+			tag_unlink(x, l[j].tag, l[j].pos);
+		}
+		tcf_hfree(x, sl->links, sl->ntags);
+	}
+	tcf_account(x, sl->log, -(int64_t)sl->len, -1);
+	__atomic_store_n(&sl->log, 0, __ATOMIC_RELEASE);
+	sl->hash = 0;
+	sl->links = 0;
+	sl->ntags = 0;
+	sl->next = H->free_slot;
+	H->free_slot = slot;
+	H->entries--;
+}
+
+/* ----------------------------------------------------------------- check */
+
+typedef struct {
+	tc_emit_fn emit;
+	void *ctx;
+	int n;
+} problems;
+
+static void problem(problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void problem(problems *p, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	p->n++;
+	if (!p->emit || p->n > 50) {
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	p->emit(p->ctx, buf, strlen(buf));
+}
+
+/* Walks the whole index and every record it points at. Each problem goes
+ * to emit (at most 50); TC_OK when there is none. */
+int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
+{
+	tcf_hdr *H = x->hdr;
+	problems P = {emit, ctx, 0};
+	uint32_t i, j, live = 0, chained = 0, ntags = 0, free_slots = 0, steps;
+	uint64_t live_bytes = 0, loglive[TCF_MAXLOGS], lognlive[TCF_MAXLOGS];
+
+	memset(loglive, 0, sizeof(loglive));
+	memset(lognlive, 0, sizeof(lognlive));
+	if (H->heap_top > x->heap_units || H->heap_used > H->heap_top) {
+		problem(&P, "heap top %u or used %u out of range (%u units)", H->heap_top, H->heap_used,
+		        x->heap_units);
+		return TC_ERR;
+	}
+	for (i = 1; i <= x->nslots; i++) {
+		tcf_slot *sl = &x->slots[i - 1];
+		const unsigned char *rec;
+		tcf_rec r;
+		tcf_logent *le;
+
+		if (!sl->log) {
+			continue;
+		}
+		live++;
+		if (!tcf_slot_ok(x, i)) {
+			problem(&P, "slot %u: bad links", i);
+			continue;
+		}
+		le = TCF_LOGENT(x, sl->log);
+		rec = tcf_record(s, x, sl->log, sl->off, sl->len);
+		if (!rec || !tcf_rec_header_ok(rec, sl->len, le->salt, sl->off, &r)
+		    || (r.magic & 0xff) != TCF_PUT || tcf_rec_size(r.klen, r.tnlen, r.vlen) != sl->len) {
+			problem(&P, "slot %u: no valid record at log %u offset %llu", i, sl->log,
+			        (unsigned long long)sl->off);
+			continue;
+		}
+		if (!tcf_rec_body_ok(rec, &r)) {
+			problem(&P, "slot %u: record checksum mismatch (log %u offset %llu)", i, sl->log,
+			        (unsigned long long)sl->off);
+			continue;
+		}
+		if (tcf_key_hash(rec + TCF_REC, r.klen) != sl->hash || r.ntags != sl->ntags) {
+			problem(&P, "slot %u: hash or tag count differs from its record", i);
+			continue;
+		}
+		live_bytes += sl->len;
+		loglive[sl->log % TCF_MAXLOGS] += sl->len;
+		lognlive[sl->log % TCF_MAXLOGS]++;
+		{
+			tcf_link *l = links_of(x, sl);
+			const unsigned char *w = rec + TCF_REC + r.klen;
+
+			for (j = 0; j < sl->ntags; j++) {
+				uint16_t n;
+				tcf_tag *T;
+
+				memcpy(&n, w, 2);
+				if (!tcf_tag_ok(x, l[j].tag)) {
+					problem(&P, "slot %u: link %u names a bad tag", i, j);
+					break;
+				}
+				T = &x->tags[l[j].tag - 1];
+				if (T->nlen != n || memcmp(TCF_H(x, T->name), w + 2, n) != 0) {
+					problem(&P, "slot %u: link %u names another tag than its record", i, j);
+				}
+				if (l[j].pos >= T->count || tcf_member(x, T, l[j].pos) != i) {
+					problem(&P, "slot %u: link %u position does not point back", i, j);
+				}
+				w += 2 + n;
+			}
+		}
+	}
+	for (i = 0; i <= x->bmask; i++) {
+		uint32_t k = x->buckets[i];
+
+		steps = 0;
+		while (k) {
+			if (k > x->nslots || !x->slots[k - 1].log || ++steps > x->nslots) {
+				problem(&P, "bucket %u: chain reaches a bad slot", i);
+				break;
+			}
+			if ((x->slots[k - 1].hash & x->bmask) != i) {
+				problem(&P, "slot %u chained in the wrong bucket", k);
+			}
+			chained++;
+			k = x->slots[k - 1].next;
+		}
+	}
+	steps = 0;
+	for (i = H->free_slot; i; i = x->slots[i - 1].next) {
+		if (i > x->nslots || x->slots[i - 1].log || ++steps > x->nslots) {
+			problem(&P, "free slot list is broken");
+			break;
+		}
+		free_slots++;
+	}
+	if (live != H->entries || chained != live || live + free_slots != x->nslots) {
+		problem(&P, "entries: header %u, slots %u, chained %u, free %u of %u", H->entries, live,
+		        chained, free_slots, x->nslots);
+	}
+	for (i = 1; i <= x->ntags; i++) {
+		tcf_tag *T = &x->tags[i - 1];
+
+		if (!T->nlen) {
+			continue;
+		}
+		ntags++;
+		if (!tcf_tag_ok(x, i)) {
+			problem(&P, "tag %u: bad record", i);
+			continue;
+		}
+		if (T->count == 0) {
+			problem(&P, "tag %u: no member", i);
+		}
+		for (j = 0; j < T->count; j++) {
+			uint32_t m = tcf_member(x, T, j), k, found = 0;
+
+			if (!tcf_slot_ok(x, m)) {
+				problem(&P, "tag %u: member %u is not an entry", i, j);
+				break;
+			}
+			for (k = 0; k < x->slots[m - 1].ntags; k++) {
+				tcf_link *l = &links_of(x, &x->slots[m - 1])[k];
+
+				if (l->tag == i && l->pos == j) {
+					found = 1;
+				}
+			}
+			if (!found) {
+				problem(&P, "tag %u: member %u has no link back", i, j);
+			}
+		}
+	}
+	if (ntags != H->tags) {
+		problem(&P, "tags: header %u, records %u", H->tags, ntags);
+	}
+	if (live_bytes != H->live_bytes) {
+		problem(&P, "live bytes: header %llu, counted %llu", (unsigned long long)H->live_bytes,
+		        (unsigned long long)live_bytes);
+	}
+	{
+		uint64_t total = 0;
+
+		for (i = 0; i < TCF_MAXLOGS; i++) {
+			tcf_logent *le = &H->logs[i];
+
+			if (!le->number) {
+				if (loglive[i]) {
+					problem(&P, "entries point at an unknown log");
+				}
+				continue;
+			}
+			total += le->end;
+			if (le->live != loglive[i] || le->nlive != lognlive[i]) {
+				problem(&P, "log %u: live bytes %llu/%llu, records %llu/%llu", le->number,
+				        (unsigned long long)le->live, (unsigned long long)loglive[i],
+				        (unsigned long long)le->nlive, (unsigned long long)lognlive[i]);
+			}
+			if (le->number < H->first_log || le->number > H->active_log) {
+				problem(&P, "log %u outside %u..%u", le->number, H->first_log, H->active_log);
+			}
+		}
+		if (total != H->log_bytes) {
+			problem(&P, "log bytes: header %llu, counted %llu", (unsigned long long)H->log_bytes,
+			        (unsigned long long)total);
+		}
+	}
+	return P.n ? TC_ERR : TC_OK;
+}

@@ -1,0 +1,658 @@
+/*
+ * tc_file_store.c: opening a store safely, and its locks.
+ *
+ * The directory is opened once, O_DIRECTORY | O_NOFOLLOW, and checked
+ * (a directory, ours, not writable by anyone beyond dir_mode); every file
+ * in it is then reached with openat() and O_NOFOLLOW from that descriptor,
+ * so no symbolic link planted in it is ever followed and no name built
+ * from user data is ever used (ids and tags are data inside the logs).
+ *
+ * Locks:
+ * - the write lock: a robust, process-shared mutex in the index header.
+ *   A holder that dies is detected by the next locker (EOWNERDEAD). Every
+ *   change to the index is bracketed by the header's `dirty` flag, so the
+ *   next locker knows whether the dead holder left the index half-changed
+ *   (then it rebuilds the index from the logs) or only a torn tail in the
+ *   active log (then it cuts the tail off).
+ * - the directory lock: flock() on the directory, taken on a descriptor
+ *   of its own each time (flock belongs to the open file description,
+ *   which fork() shares), around whatever creates, renames or lists
+ *   files: creating the index, rebuilding it, creating a log. The kernel
+ *   drops it when its holder dies.
+ * A mutex left over from another boot (the index survives a reboot, its
+ * mutex state does not make sense any more) is never used: an index made
+ * in another boot is rebuilt, under the directory lock.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "tc_file.h"
+#include "tc_hash.h"
+
+static tcf_store *stores;
+unsigned tcf_stripe_no;
+
+static void pick_stripe(void)
+{
+	tcf_stripe_no = (unsigned)getpid() % TCF_NSTRIPES;
+}
+
+uint64_t tcf_boot(void)
+{
+	static uint64_t boot;
+	static int done;
+
+	if (!done) {
+		char buf[64];
+		int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+
+		if (fd >= 0) {
+			close(fd);
+		}
+		boot = n > 0 ? tc_hash(buf, (size_t)n, 0x626f6f74) : 0;
+		done = 1;
+	}
+	return boot;
+}
+
+uint32_t tcf_abi(void)
+{
+	uint64_t v[] = {
+		sizeof(tcf_hdr), sizeof(tcf_slot), sizeof(tcf_tag), sizeof(tcf_link), sizeof(tcf_logent),
+		sizeof(tcf_rec), sizeof(tcf_loghdr), sizeof(pthread_mutex_t), TCF_MAXLOGS, TCF_NCLASSES,
+		TCF_UNIT, TCF_LAYOUT, TCF_NSTRIPES
+	};
+	return (uint32_t)tc_hash(v, sizeof(v), 0x66696c65);
+}
+
+/* A regular file, owned by us, with no permission bit beyond mode. */
+int tcf_check_file(int fd, int mode, const char *what, char *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0) {
+		snprintf(err, TC_ERRBUF, "%s: cannot stat: %s", what, strerror(errno));
+		return TC_ERR;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, TC_ERRBUF, "%s: not a regular file; refused", what);
+		return TC_ERR;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, TC_ERRBUF, "%s: owned by uid %u, not by this process (uid %u); refused", what,
+		         (unsigned)st.st_uid, (unsigned)geteuid());
+		return TC_ERR;
+	}
+	if ((st.st_mode & 0777) & ~(mode_t)(mode & 0777)) {
+		snprintf(err, TC_ERRBUF, "%s: mode %04o is more open than %04o; refused", what,
+		         (unsigned)(st.st_mode & 0777), (unsigned)(mode & 0777));
+		return TC_ERR;
+	}
+	return TC_OK;
+}
+
+/* ------------------------------------------------------------ directory */
+
+static int open_dir(const char *path, int dir_mode, char *err)
+{
+	struct stat st;
+	int fd, made = 0;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdir(path, (mode_t)(dir_mode & 0777)) == 0) {
+			made = 1;
+		} else if (errno != EEXIST) {
+			snprintf(err, TC_ERRBUF, "cache_dir %s: cannot create: %s", path, strerror(errno));
+			return -1;
+		}
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		/* O_NOFOLLOW | O_DIRECTORY on a link says ENOTDIR or ELOOP */
+		if (e == ELOOP || (e == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))) {
+			snprintf(err, TC_ERRBUF, "cache_dir %s: it is a symbolic link; refused", path);
+		} else {
+			snprintf(err, TC_ERRBUF, "cache_dir %s: cannot open: %s", path,
+			         e == ENOTDIR ? "not a directory" : strerror(e));
+		}
+		return -1;
+	}
+	if (made && fchmod(fd, (mode_t)(dir_mode & 0777)) != 0) {
+		snprintf(err, TC_ERRBUF, "cache_dir %s: cannot set its mode: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, TC_ERRBUF, "cache_dir %s: not a directory", path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, TC_ERRBUF, "cache_dir %s: owned by uid %u, not by this process (uid %u); refused",
+		         path, (unsigned)st.st_uid, (unsigned)geteuid());
+		close(fd);
+		return -1;
+	}
+	if ((st.st_mode & 0022) & ~(mode_t)(dir_mode & 0777)) {
+		snprintf(err, TC_ERRBUF, "cache_dir %s: mode %04o lets others write into it (dir_mode %04o); refused",
+		         path, (unsigned)(st.st_mode & 07777), (unsigned)(dir_mode & 0777));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ------------------------------------------------------------- the index */
+
+static void idx_name(const tcf_store *s, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s.idx", s->prefix);
+}
+
+/* 0 when h is a usable index of this build and boot, for a file of fsize. */
+static int idx_header_ok(const tcf_hdr *h, uint64_t fsize)
+{
+	tcf_hdr t;
+	tcf_caps c;
+
+	if (memcmp(h->magic, TCF_IDX_MAGIC, 8) != 0 || h->layout != TCF_LAYOUT || h->abi != tcf_abi()
+	    || h->ready != TCF_READY || h->retired || h->size != fsize || h->boot != tcf_boot()) {
+		return -1;
+	}
+	c.nslots = h->nslots;
+	c.ntags = h->ntags;
+	c.heap_units = h->heap_units;
+	memset(&t, 0, sizeof(t));
+	if (tcf_layout(&c, &t) != 0 || t.size != h->size || t.nbuckets != h->nbuckets
+	    || t.ntagbuckets != h->ntagbuckets || t.off_slots != h->off_slots
+	    || t.off_buckets != h->off_buckets || t.off_tags != h->off_tags
+	    || t.off_tagbuckets != h->off_tagbuckets || t.off_heap != h->off_heap) {
+		return -1;
+	}
+	if (h->active_log == 0 || h->first_log > h->active_log || h->active_log >= h->next_log
+	    || TCF_LOGENT_C(h, h->active_log)->number != h->active_log) {
+		return -1;
+	}
+	return 0;
+}
+
+/* Replaces this process's mapping of the index by nx. */
+int tcf_install(tcf_store *s, tcf_idx *nx)
+{
+	if (s->ix.base && s->ix.base != nx->base) {
+		munmap(s->ix.base, s->ix.size);
+	}
+	s->ix = *nx;
+	s->log_gen = ~nx->hdr->log_gen;  /* prune against the new index's log table */
+	tcf_lmap_prune(s);
+	return TC_OK;
+}
+
+int tcf_flock(tcf_store *s, char *err)
+{
+	struct timespec ts = {0, 2000000};
+	int fd, i;
+
+	if (s->flockfd >= 0) {
+		return TC_OK;
+	}
+	fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, TC_ERRBUF, "%.3000s: cannot open for locking: %s", s->dir, strerror(errno));
+		return TC_ERR;
+	}
+	for (i = 0; i < 15000; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			s->flockfd = fd;
+			return TC_OK;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	snprintf(err, TC_ERRBUF, "%.3000s: directory lock: %s", s->dir,
+	         errno == EWOULDBLOCK ? "not acquired within 30 s" : strerror(errno));
+	close(fd);
+	return TC_ERR;
+}
+
+void tcf_funlock(tcf_store *s)
+{
+	if (s->flockfd >= 0) {
+		flock(s->flockfd, LOCK_UN);
+		close(s->flockfd);
+		s->flockfd = -1;
+	}
+}
+
+/* Maps the current index file, rebuilding it from the logs (under the
+ * directory lock) when it is missing, foreign, from another boot or
+ * damaged. */
+int tcf_reopen_index(tc_file *f, char *err)
+{
+	tcf_store *s = f->s;
+	char name[TCF_PREFIXMAX + 16], what[TC_OPT_STRMAX + 96];
+	int attempt, locked = 0;
+
+	idx_name(s, name, sizeof(name));
+	snprintf(what, sizeof(what), "%.3000s/%s", s->dir, name);
+	for (attempt = 0; attempt < 8; attempt++) {
+		const char *why = NULL;
+		struct stat st;
+		int fd = openat(s->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == ELOOP) {
+				snprintf(err, TC_ERRBUF, "%s: is a symbolic link; refused", what);
+				goto fail;
+			}
+			if (errno != ENOENT) {
+				snprintf(err, TC_ERRBUF, "%s: cannot open: %s", what, strerror(errno));
+				goto fail;
+			}
+			why = "no index";
+		} else {
+			if (tcf_check_file(fd, f->file_mode, what, err) != TC_OK) {
+				close(fd);
+				goto fail;
+			}
+			if (fstat(fd, &st) != 0) {
+				snprintf(err, TC_ERRBUF, "%s: cannot stat: %s", what, strerror(errno));
+				close(fd);
+				goto fail;
+			}
+			if ((uint64_t)st.st_size < sizeof(tcf_hdr)) {
+				why = "the index file is truncated";
+			} else {
+				unsigned char *base;
+#ifdef HAVE_POSIX_FALLOCATE
+				/* a sparse copy would SIGBUS on a full disk: reserve it */
+				int rc = posix_fallocate(fd, 0, st.st_size);
+
+				if (rc != 0) {
+					snprintf(err, TC_ERRBUF, "%s: cannot reserve %llu bytes: %s", what,
+					         (unsigned long long)st.st_size, strerror(rc));
+					close(fd);
+					goto fail;
+				}
+#endif
+				base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+				if (base == MAP_FAILED) {
+					snprintf(err, TC_ERRBUF, "%s: cannot map: %s", what, strerror(errno));
+					close(fd);
+					goto fail;
+				}
+				if (idx_header_ok((tcf_hdr *)base, (uint64_t)st.st_size) == 0) {
+					tcf_idx nx;
+
+					memset(&nx, 0, sizeof(nx));
+					tcf_bind(&nx, base, (size_t)st.st_size);
+					nx.dev = st.st_dev;
+					nx.ino = st.st_ino;
+					close(fd);
+					tcf_install(s, &nx);
+					if (locked) {
+						tcf_funlock(s);
+					}
+					return TC_OK;
+				}
+				why = ((tcf_hdr *)base)->boot != tcf_boot() && memcmp(base, TCF_IDX_MAGIC, 8) == 0
+				      ? "the index was made before the last boot" : "the index is foreign or damaged";
+				/* Whatever maps it comes back here before its next operation
+				 * and finds the new one: `retired` has the same place in
+				 * every layout, and a damaged header gets it too (the file
+				 * is ours, checked above, and about to be replaced). */
+				__atomic_store_n(&((tcf_hdr *)base)->retired, 1, __ATOMIC_RELEASE);
+				munmap(base, (size_t)st.st_size);
+			}
+			close(fd);
+		}
+		if (!locked) {
+			if (tcf_flock(s, err) != TC_OK) {
+				return TC_ERR;
+			}
+			locked = 1;
+			continue;  /* look again: another process may have made it */
+		}
+		/* Our current mapping (if any) is not the file's any more. */
+		if (s->ix.base) {
+			munmap(s->ix.base, s->ix.size);
+			memset(&s->ix, 0, sizeof(s->ix));
+		}
+		s->held = 0;
+		if (tcf_rebuild(f, NULL, 0, why, err) != TC_OK) {
+			goto fail;
+		}
+		/* the rebuild leaves the new index's mutex held */
+		s->ix.hdr->dirty = 0;
+		s->held = 0;
+		pthread_mutex_unlock(&s->ix.hdr->lock);
+		tcf_funlock(s);
+		return TC_OK;
+	}
+	snprintf(err, TC_ERRBUF, "%s: the index kept changing while it was opened", what);
+fail:
+	if (locked) {
+		tcf_funlock(s);
+	}
+	return TC_ERR;
+}
+
+static int valid_prefix(const char *p)
+{
+	size_t n = strlen(p), i;
+
+	if (n == 0 || n > TCF_PREFIXMAX) {
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		char c = p[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+int tcf_attach(tc_file *f, const tc_file_config *c, char *err)
+{
+	char path[TC_OPT_STRMAX];
+	size_t n;
+	struct stat st;
+	tcf_store *s;
+	static int atfork_done;
+
+	if (!atfork_done) {
+		pthread_atfork(NULL, NULL, pick_stripe);
+		pick_stripe();
+		atfork_done = 1;
+	}
+	if (!valid_prefix(c->prefix)) {
+		snprintf(err, TC_ERRBUF, "file_name_prefix \"%.100s\": use 1 to %d of A-Z a-z 0-9 _", c->prefix,
+		         TCF_PREFIXMAX);
+		return TC_ERR;
+	}
+	snprintf(path, sizeof(path), "%s", c->cache_dir);
+	n = strlen(path);
+	while (n > 1 && path[n - 1] == '/') {
+		path[--n] = '\0';  /* "dir/" would follow a symlink named dir */
+	}
+	if (n == 0) {
+		snprintf(err, TC_ERRBUF, "cache_dir is empty");
+		return TC_ERR;
+	}
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		for (s = stores; s; s = s->next) {
+			if (s->dev == st.st_dev && s->ino == st.st_ino && strcmp(s->prefix, c->prefix) == 0
+			    && strcmp(s->dir, path) == 0) {
+				char name[TCF_PREFIXMAX + 16];
+				struct stat ist;
+
+				f->s = s;
+				idx_name(s, name, sizeof(name));
+				/* a new object checks that the index it maps is still the
+				 * file's (deleted, replaced); readers check `retired` */
+				if (!s->ix.base || s->ix.hdr->retired
+				    || fstatat(s->dirfd, name, &ist, AT_SYMLINK_NOFOLLOW) != 0
+				    || ist.st_ino != s->ix.ino || ist.st_dev != s->ix.dev) {
+					return tcf_reopen_index(f, err);
+				}
+				/* the same checks as a first open, on what the stat says */
+				if (ist.st_uid != geteuid() || ((ist.st_mode & 0777) & ~(mode_t)(f->file_mode & 0777))) {
+					snprintf(err, TC_ERRBUF, "%.3000s/%s: owned by uid %u with mode %04o: not ours, or more "
+					         "open than %04o; refused", s->dir, name, (unsigned)ist.st_uid,
+					         (unsigned)(ist.st_mode & 0777), (unsigned)(f->file_mode & 0777));
+					return TC_ERR;
+				}
+				return TC_OK;
+			}
+		}
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->dir = strdup(path))) {
+		free(s);
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	snprintf(s->prefix, sizeof(s->prefix), "%s", c->prefix);
+	s->wfd = -1;
+	s->flockfd = -1;
+	s->dirfd = open_dir(path, f->dir_mode, err);
+	if (s->dirfd < 0 || fstat(s->dirfd, &st) != 0) {
+		if (s->dirfd >= 0) {
+			close(s->dirfd);
+		}
+		free(s->dir);
+		free(s);
+		return TC_ERR;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	f->s = s;
+	if (tcf_reopen_index(f, err) != TC_OK) {
+		close(s->dirfd);
+		free(s->dir);
+		free(s);
+		f->s = NULL;
+		return TC_ERR;
+	}
+	s->next = stores;
+	stores = s;
+	return TC_OK;
+}
+
+/* ----------------------------------------------------------------- locks */
+
+void tcf_dirty(tcf_store *s)
+{
+	if (!s->ix.hdr->dirty) {
+		s->ix.hdr->dirty = 1;
+	}
+}
+
+/* The torn tail a dead writer may have left past the active log's end. */
+static void cut_tail(tc_file *f)
+{
+	tcf_store *s = f->s;
+	tcf_logent *le = TCF_LOGENT(&s->ix, s->ix.hdr->active_log);
+	char err[TC_ERRBUF];
+	struct stat st;
+
+	if (le->number != s->ix.hdr->active_log || tcf_writer_fd(f, err) != TC_OK) {
+		return;
+	}
+	if (fstat(s->wfd, &st) == 0 && (uint64_t)st.st_size > le->end) {
+		if (ftruncate(s->wfd, (off_t)le->end) != 0) {
+			tc_log("tagcache: %s: cannot cut a torn tail off log %u: %s", s->dir, le->number,
+			       strerror(errno));
+		}
+	}
+}
+
+int tcf_lock(tc_file *f, char *err)
+{
+	tcf_store *s = f->s;
+	char ebuf[TC_ERRBUF];
+	int tries;
+
+	if (!err) {
+		err = ebuf;
+	}
+	for (tries = 0; tries < 16; tries++) {
+		struct timespec ts;
+		double t = f->lock_timeout > 0 ? f->lock_timeout : 5.0;
+		int r, owner_died = 0;
+
+		if (__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE) && tcf_reopen_index(f, err) != TC_OK) {
+			return TC_ERR;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)t;
+		ts.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		r = pthread_mutex_timedlock(&s->ix.hdr->lock, &ts);
+		if (r == EOWNERDEAD) {
+			pthread_mutex_consistent(&s->ix.hdr->lock);
+			owner_died = 1;
+		} else if (r != 0) {
+			if (r == ETIMEDOUT) {
+				snprintf(err, TC_ERRBUF, "%.3000s: write lock not acquired within %.3g s", s->dir, t);
+			} else {
+				snprintf(err, TC_ERRBUF, "%.3000s: write lock: %s", s->dir, strerror(r));
+			}
+			return TC_ERR;
+		}
+		s->held = 1;
+		tcf_lmap_prune(s);
+		if (s->ix.hdr->retired) {
+			s->held = 0;
+			pthread_mutex_unlock(&s->ix.hdr->lock);
+			continue;
+		}
+		if (owner_died) {
+			s->ix.hdr->lock_recoveries++;
+			tc_log("tagcache: %s: a process died while holding the write lock; %s", s->dir,
+			       s->ix.hdr->dirty ? "rebuilding the index from the logs" : "its torn write is cut off");
+			if (!s->ix.hdr->dirty) {
+				cut_tail(f);
+			}
+		}
+		if (s->ix.hdr->dirty || s->ix.tainted) {
+			const char *why = s->ix.tainted ? "an inconsistency was found in the index"
+			                  : "a process stopped in the middle of changing the index";
+			tcf_caps c = {s->ix.nslots, s->ix.ntags, s->ix.heap_units};
+
+			if (tcf_rebuild(f, &c, 0, why, err) != TC_OK) {
+				s->held = 0;
+				pthread_mutex_unlock(&s->ix.hdr->lock);
+				return TC_ERR;
+			}
+		}
+		return TC_OK;
+	}
+	snprintf(err, TC_ERRBUF, "%.3000s: the index kept being replaced", s->dir);
+	return TC_ERR;
+}
+
+void tcf_unlock(tc_file *f)
+{
+	tcf_store *s = f->s;
+
+	if (s->ix.tainted) {
+		char err[TC_ERRBUF];
+		tcf_caps c = {s->ix.nslots, s->ix.ntags, s->ix.heap_units};
+
+		if (tcf_rebuild(f, &c, 0, "an inconsistency was found in the index", err) != TC_OK) {
+			tc_log("tagcache: %s", err);
+		}
+	}
+	if (!s->ix.tainted) {
+		s->ix.hdr->dirty = 0;
+	}
+	s->held = 0;
+	pthread_mutex_unlock(&s->ix.hdr->lock);
+}
+
+/* After a bailout (hard timeout, fatal error) in the middle of a locked
+ * section: unlock, and leave `dirty` set so that the next holder rebuilds
+ * if the index was being changed. */
+void tc_file_release_held(void)
+{
+	tcf_store *s;
+
+	for (s = stores; s; s = s->next) {
+		if (s->held) {
+			s->held = 0;
+			pthread_mutex_unlock(&s->ix.hdr->lock);
+		}
+		tcf_funlock(s);
+	}
+}
+
+/* ----------------------------------------------------------- the writer */
+
+/* The active log, open for appending (under the write lock). */
+int tcf_writer_fd(tc_file *f, char *err)
+{
+	tcf_store *s = f->s;
+	tcf_hdr *H = s->ix.hdr;
+	tcf_logent *le = TCF_LOGENT(&s->ix, H->active_log);
+	char name[TCF_PREFIXMAX + 32], what[TC_OPT_STRMAX + 96];
+	tcf_loghdr lh;
+	int fd;
+
+	if (s->wfd >= 0 && s->wnum == H->active_log && s->wsalt == le->salt) {
+		return TC_OK;
+	}
+	if (s->wfd >= 0) {
+		close(s->wfd);
+		s->wfd = -1;
+	}
+	tcf_log_name(name, sizeof(name), s->prefix, H->active_log);
+	snprintf(what, sizeof(what), "%.3000s/%s", s->dir, name);
+	fd = openat(s->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, TC_ERRBUF, "%s: cannot open: %s", what,
+		         errno == ELOOP ? "it is a symbolic link; refused" : strerror(errno));
+		s->ix.tainted = errno == ENOENT;
+		return TC_ERR;
+	}
+	if (tcf_check_file(fd, f->file_mode | 0600, what, err) != TC_OK) {
+		close(fd);
+		return TC_ERR;
+	}
+	if (pread(fd, &lh, sizeof(lh), 0) != (ssize_t)sizeof(lh) || !tcf_log_header_ok(&lh, H->active_log)
+	    || lh.salt != le->salt) {
+		snprintf(err, TC_ERRBUF, "%s: not the log the index expects", what);
+		s->ix.tainted = 1;
+		close(fd);
+		return TC_ERR;
+	}
+	s->wfd = fd;
+	s->wnum = H->active_log;
+	s->wsalt = le->salt;
+	return TC_OK;
+}
+
+/* Durability after an append: always, or once per interval. */
+int tcf_sync(tc_file *f, int force)
+{
+	tcf_store *s = f->s;
+	tcf_hdr *H = s->ix.hdr;
+
+	if (s->wfd < 0) {
+		return 0;
+	}
+	if (force || f->durability == TCF_ALWAYS) {
+		return fdatasync(s->wfd);
+	}
+	if (f->durability == TCF_INTERVAL) {
+		int64_t now = tcf_now();
+
+		if ((double)(now - H->last_sync) >= f->interval) {
+			H->last_sync = now;
+			return fdatasync(s->wfd);
+		}
+	}
+	return 0;
+}

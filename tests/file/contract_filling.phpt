@@ -1,0 +1,22 @@
+--TEST--
+Backend contract: getFillingPercentage() is an int in 0..100
+--EXTENSIONS--
+tagcache
+--FILE--
+<?php
+require __DIR__ . '/contract_factory.inc';
+require __DIR__ . '/../contract/filling.inc';
+?>
+--CLEAN--
+<?php
+require __DIR__ . '/contract_factory.inc';
+tc_contract_clean();
+?>
+--EXPECT--
+# empty backend
+ok: getFillingPercentage() is an int in 0..100 (empty)
+# fixture
+ok: getFillingPercentage() is an int in 0..100 (fixture)
+ok: getFillingPercentage() is an int in 0..100 (fixture + 256 KB)
+ok: getFillingPercentage() is an int in 0..100 (after clean('all'))
+done
