@@ -8,6 +8,9 @@
 #include "ext/standard/info.h"
 #include "php_tagcache.h"
 #include "tc_shm.h"
+#ifdef HAVE_TAGCACHE_REDIS
+#include "tc_redis.h"
+#endif
 
 PHP_INI_BEGIN()
 	PHP_INI_ENTRY("tagcache.shm.dir", "/dev/shm", PHP_INI_SYSTEM, NULL)
@@ -34,6 +37,9 @@ static PHP_MSHUTDOWN_FUNCTION(tagcache)
 {
 	(void)type;
 	UNREGISTER_INI_ENTRIES();
+#ifdef HAVE_TAGCACHE_REDIS
+	tc_redis_shutdown();
+#endif
 	return SUCCESS;
 }
 
@@ -53,8 +59,20 @@ static PHP_MINFO_FUNCTION(tagcache)
 	php_info_print_table_start();
 	php_info_print_table_row(2, "tagcache support", "enabled");
 	php_info_print_table_row(2, "Version", PHP_TAGCACHE_VERSION);
-	php_info_print_table_row(2, "Backends", "shm");
+	php_info_print_table_row(2, "Backends", "shm"
+#ifdef HAVE_TAGCACHE_REDIS
+		", redis"
+#endif
+	);
 	php_info_print_table_row(2, "Shm segment layout", "1");
+#ifdef HAVE_TAGCACHE_REDIS
+	{
+		char buf[128];
+
+		tc_redis_info(buf, sizeof(buf));
+		php_info_print_table_row(2, "Redis backend", buf);
+	}
+#endif
 	php_info_print_table_end();
 	DISPLAY_INI_ENTRIES();
 }

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 26af96b5595fefd7959851d1a502dafb834044a9 */
+ * Stub hash: ac6dfb49ec89ce28fda5fc890ef0aaf588f2a987 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_TagCache_Backend_setDirectives, 0, 1, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, directives, IS_ARRAY, 0)
@@ -236,6 +236,13 @@ static const zend_function_entry class_TagCache_Shm_methods[] = {
 	ZEND_FE_END
 };
 
+
+#if HAVE_TAGCACHE_REDIS
+static const zend_function_entry class_TagCache_Redis_methods[] = {
+	ZEND_FE_END
+};
+#endif
+
 static zend_class_entry *register_class_TagCache_Exception(zend_class_entry *class_entry_RuntimeException)
 {
 	zend_class_entry ce, *class_entry;
@@ -329,6 +336,13 @@ static zend_class_entry *register_class_TagCache_AbstractBackend(zend_class_entr
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_ABSTRACT;
 	zend_class_implements(class_entry, 1, class_entry_TagCache_Backend);
+#if (PHP_VERSION_ID >= 80200)
+
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "__construct", sizeof("__construct") - 1), 0, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "setoption", sizeof("setoption") - 1), 1, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+#endif
 
 	return class_entry;
 }
@@ -343,3 +357,16 @@ static zend_class_entry *register_class_TagCache_Shm(zend_class_entry *class_ent
 
 	return class_entry;
 }
+
+#if HAVE_TAGCACHE_REDIS
+static zend_class_entry *register_class_TagCache_Redis(zend_class_entry *class_entry_TagCache_AbstractBackend)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "TagCache", "Redis", class_TagCache_Redis_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_TagCache_AbstractBackend);
+	class_entry->ce_flags |= ZEND_ACC_FINAL;
+
+	return class_entry;
+}
+#endif
