@@ -18,9 +18,13 @@ PHP_INI_BEGIN()
 	PHP_INI_ENTRY("tagcache.shm.segment", "default", PHP_INI_SYSTEM, NULL)
 PHP_INI_END()
 
+/* php_log_err() writes whatever log_errors says (to stderr in the CLI
+ * without error_log): honour log_errors=0. */
 static void log_to_php(const char *msg)
 {
-	php_log_err((char *)msg);
+	if (PG(log_errors)) {
+		php_log_err((char *)msg);
+	}
 }
 
 static PHP_MINIT_FUNCTION(tagcache)

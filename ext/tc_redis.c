@@ -277,14 +277,16 @@ static int want_verify(tcr_state *st, int shard, int *on_replica)
 	if (st->verify != TCR_VERIFY_AUTO) {
 		if (st->verify == TCR_VERIFY_ON && st->mode != TCR_CLUSTER) {
 			cn = tcr_reader(st);
-			*on_replica = cn && cn == st->replica;
+			if (!cn) {
+				return -1;
+			}
+			*on_replica = cn == st->replica;
 		}
 		return st->verify == TCR_VERIFY_ON;
 	}
 	cn = st->mode == TCR_CLUSTER ? tcr_cluster_node(st, st->shard_slot[shard]) : tcr_reader(st);
 	if (!cn) {
-		st->fail = 0;
-		return 0;
+		return -1;   /* no server: the failure is recorded */
 	}
 	*on_replica = cn == st->replica;
 	return cn->eviction != 0;
@@ -306,14 +308,17 @@ static int redis_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc,
 	op_begin(st);
 	kl = tcr_key(st, shard, 'e', id.p, id.len, key, sizeof(key));
 	for (attempt = 0; attempt < 2; attempt++) {
-		int read = attempt == 0;
+		int read = attempt == 0, verify = data ? want_verify(st, shard, &on_replica) : 0;
 
+		if (verify < 0) {
+			return TC_ERR;
+		}
 		if (!data) {
 			const char *argv[4] = {"GETRANGE", key, "0", "25"};
 			size_t lens[4] = {8, kl, 1, 2};
 
 			r = tcr_shard_cmd(st, shard, read, 4, argv, lens);
-		} else if (want_verify(st, shard, &on_replica)) {
+		} else if (verify) {
 			char ns[24], gs[24];
 			const char *argv[6];
 			size_t lens[6];

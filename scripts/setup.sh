@@ -8,6 +8,7 @@ PKGS=(
 	php8.2-cli php8.2-dev php8.2-fpm php-parser libfcgi-bin
 	valgrind util-linux procps
 	libhiredis-dev libmemcached-dev redis-server memcached
+	redis-sentinel zlib1g-dev liblz4-dev libzstd-dev
 	php-apcu php-redis php-memcached php-symfony-cache
 	php-cache-integration-tests phpunit
 	gnuplot-nox
