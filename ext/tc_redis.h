@@ -136,6 +136,7 @@ struct tcr_state {
 	char err[TC_ERRBUF];
 	unsigned long tmp_seq;
 	redisReply *held;        /* a reply kept while PHP callbacks run */
+	char last[TCR_HOST_MAX + 16]; /* the server that gave the last reply, for messages */
 	/* counters of this object */
 	int64_t hits, misses, saves, removes, cleans, errors, reconnects, redirects, noscript, bad_records;
 };

@@ -356,6 +356,7 @@ redisReply *tcr_shard_cmd(tcr_state *st, int shard, int read, int argc, const ch
 				return NULL;
 			}
 		}
+		memcpy(st->last, cn->name, strlen(cn->name) + 1);
 		return r;
 	}
 	tcr_fail(st, "%s: too many redirections", cn ? cn->name : "redis");

@@ -884,13 +884,15 @@ redisReply *tcr_conn_cmd(tcr_state *st, tcr_conn *cn, int argc, const char **arg
 /* An error reply as a failure of the call; scrubbed of secrets. */
 int tcr_reply_err(tcr_state *st, tcr_conn *cn, redisReply *r, const char *what)
 {
+	const char *name = cn ? cn->name : st->last[0] ? st->last : "redis";
+
 	if (!r) {
 		return TC_ERR;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
-		return tcr_fail(st, "%s: %s: %.300s", cn ? cn->name : "redis", what, r->str ? r->str : "error");
+		return tcr_fail(st, "%s: %s: %.300s", name, what, r->str ? r->str : "error");
 	}
-	return tcr_fail(st, "%s: %s: unexpected reply type %d", cn ? cn->name : "redis", what, r->type);
+	return tcr_fail(st, "%s: %s: unexpected reply type %d", name, what, r->type);
 }
 
 /* ------------------------------------------------------------ sentinel */
