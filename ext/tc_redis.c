@@ -269,6 +269,69 @@ static void unhold(tcr_state *st)
 	st->held = NULL;
 }
 
+/* An argument vector for a script: borrowed strings, and keys it makes
+ * (owned, freed with it). */
+typedef struct {
+	const char **v;
+	size_t *l;
+	int n, cap;
+	char **own;
+	int nown;
+	int oom;
+} args_t;
+
+static void args_init(args_t *a, size_t cap)
+{
+	memset(a, 0, sizeof(*a));
+	a->cap = (int)cap;
+	a->v = malloc(sizeof(*a->v) * cap);
+	a->l = malloc(sizeof(*a->l) * cap);
+	a->own = malloc(sizeof(*a->own) * cap);
+	a->oom = !a->v || !a->l || !a->own;
+}
+
+static void args_add(args_t *a, const char *p, size_t len)
+{
+	if (a->oom || a->n == a->cap) {
+		a->oom = 1;
+		return;
+	}
+	a->v[a->n] = p;
+	a->l[a->n++] = len;
+}
+
+/* a key of the shard, copied */
+static void args_key(args_t *a, const tcr_state *st, int shard, char kind, const char *name, size_t nlen)
+{
+	size_t cap = st->plen + TCR_HASHTAG_MAX + nlen + 8, kl;
+	char *k;
+
+	if (a->oom) {
+		return;
+	}
+	k = malloc(cap);
+	if (!k) {
+		a->oom = 1;
+		return;
+	}
+	kl = tcr_key(st, shard, kind, name, nlen, k, cap);
+	a->own[a->nown++] = k;
+	args_add(a, k, kl);
+}
+
+static void args_free(args_t *a)
+{
+	int i;
+
+	for (i = 0; i < a->nown; i++) {
+		free(a->own[i]);
+	}
+	free(a->own);
+	free(a->v);
+	free(a->l);
+	memset(a, 0, sizeof(*a));
+}
+
 static int want_verify(tcr_state *st, int shard, int *on_replica)
 {
 	tcr_conn *cn;
@@ -319,24 +382,26 @@ static int redis_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc,
 
 			r = tcr_shard_cmd(st, shard, read, 4, argv, lens);
 		} else if (verify) {
-			char ns[24], gs[24];
-			const char *argv[6];
-			size_t lens[6];
+			char ns[24], gs[24], ik[KEYBUF];
+			const char *argv[7];
+			size_t lens[7];
 
 			hl = tcr_shard_prefix(st, shard, H, sizeof(H));
 			argv[0] = key;
 			lens[0] = kl;
-			argv[1] = H;
-			lens[1] = hl;
-			argv[2] = id.p;
-			lens[2] = id.len;
-			argv[3] = ns;
-			lens[3] = (size_t)i64s(ns, now);
-			argv[4] = gs;
-			lens[4] = (size_t)i64s(gs, st->cfg.grace);
-			argv[5] = on_replica && read ? "1" : "0";
-			lens[5] = 1;
-			r = tcr_eval(st, shard, TCR_LUA_LOADV, read, 1, 6, argv, lens);
+			argv[1] = ik;
+			lens[1] = tcr_key(st, shard, 'i', NULL, 0, ik, sizeof(ik));
+			argv[2] = H;
+			lens[2] = hl;
+			argv[3] = id.p;
+			lens[3] = id.len;
+			argv[4] = ns;
+			lens[4] = (size_t)i64s(ns, now);
+			argv[5] = gs;
+			lens[5] = (size_t)i64s(gs, st->cfg.grace);
+			argv[6] = on_replica && read ? "1" : "0";
+			lens[6] = 1;
+			r = tcr_eval(st, shard, TCR_LUA_LOADV, read, 2, 7, argv, lens);
 		} else {
 			const char *argv[2] = {"GET", key};
 			size_t lens[2] = {3, kl};
@@ -424,13 +489,12 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
                       int64_t expire, char *err)
 {
 	tcr_state *st = sp;
-	char key[KEYBUF], H[KEYBUF], es[24], ns[24], gs[24];
+	char H[KEYBUF], es[24], ns[24], gs[24];
 	int shard = tcr_shard_of(st, id.p, id.len);
 	int64_t now = now_s();
-	size_t reclen = 0, i, argc = 7 + ntags;
+	size_t reclen = 0, i, hl;
 	char *rec;
-	const char **argv;
-	size_t *lens;
+	args_t a;
 	redisReply *r;
 	int ret;
 
@@ -451,36 +515,32 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 		expire = now - 1;
 	}
 	rec = tcr_record_build(st, data, tags, ntags, expire, now, &reclen);
-	argv = malloc(sizeof(*argv) * argc);
-	lens = malloc(sizeof(*lens) * argc);
-	if (!rec || !argv || !lens) {
+	args_init(&a, 2 * ntags + 9);
+	/* KEYS: entry, id index, registry, the tags' keys */
+	args_key(&a, st, shard, 'e', id.p, id.len);
+	args_key(&a, st, shard, 'i', NULL, 0);
+	args_key(&a, st, shard, 'T', NULL, 0);
+	for (i = 0; i < ntags; i++) {
+		args_key(&a, st, shard, 't', tags[i].p, tags[i].len);
+	}
+	hl = tcr_shard_prefix(st, shard, H, sizeof(H));
+	args_add(&a, H, hl);
+	args_add(&a, id.p, id.len);
+	args_add(&a, rec, reclen);
+	args_add(&a, es, (size_t)i64s(es, expire));
+	args_add(&a, ns, (size_t)i64s(ns, now));
+	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
+	for (i = 0; i < ntags; i++) {
+		args_add(&a, tags[i].p, tags[i].len);
+	}
+	if (!rec || a.oom) {
 		free(rec);
-		free(argv);
-		free(lens);
+		args_free(&a);
 		return tcr_fail(st, "save: out of memory");
 	}
-	argv[0] = key;
-	lens[0] = tcr_key(st, shard, 'e', id.p, id.len, key, sizeof(key));
-	argv[1] = H;
-	lens[1] = tcr_shard_prefix(st, shard, H, sizeof(H));
-	argv[2] = id.p;
-	lens[2] = id.len;
-	argv[3] = rec;
-	lens[3] = reclen;
-	argv[4] = es;
-	lens[4] = (size_t)i64s(es, expire);
-	argv[5] = ns;
-	lens[5] = (size_t)i64s(ns, now);
-	argv[6] = gs;
-	lens[6] = (size_t)i64s(gs, st->cfg.grace);
-	for (i = 0; i < ntags; i++) {
-		argv[7 + i] = tags[i].p;
-		lens[7 + i] = tags[i].len;
-	}
-	r = tcr_eval(st, shard, TCR_LUA_SAVE, 0, 1, (int)argc, argv, lens);
+	r = tcr_eval(st, shard, TCR_LUA_SAVE, 0, (int)(3 + ntags), a.n, a.v, a.l);
 	free(rec);
-	free(argv);
-	free(lens);
+	args_free(&a);
 	if (!r) {
 		return TC_ERR;
 	}
@@ -506,23 +566,28 @@ static int redis_remove(void *sp, tc_str id)
 	tcr_state *st = sp;
 	char key[KEYBUF], H[KEYBUF], ns[24], gs[24];
 	int shard = tcr_shard_of(st, id.p, id.len);
-	const char *argv[5];
-	size_t lens[5];
+	char ik[KEYBUF], rk[KEYBUF];
+	const char *argv[7];
+	size_t lens[7];
 	redisReply *r;
 	int ret;
 
 	op_begin(st);
 	argv[0] = key;
 	lens[0] = tcr_key(st, shard, 'e', id.p, id.len, key, sizeof(key));
-	argv[1] = H;
-	lens[1] = tcr_shard_prefix(st, shard, H, sizeof(H));
-	argv[2] = id.p;
-	lens[2] = id.len;
-	argv[3] = ns;
-	lens[3] = (size_t)i64s(ns, now_s());
-	argv[4] = gs;
-	lens[4] = (size_t)i64s(gs, st->cfg.grace);
-	r = tcr_eval(st, shard, TCR_LUA_REMOVE, 0, 1, 5, argv, lens);
+	argv[1] = ik;
+	lens[1] = tcr_key(st, shard, 'i', NULL, 0, ik, sizeof(ik));
+	argv[2] = rk;
+	lens[2] = tcr_key(st, shard, 'T', NULL, 0, rk, sizeof(rk));
+	argv[3] = H;
+	lens[3] = tcr_shard_prefix(st, shard, H, sizeof(H));
+	argv[4] = id.p;
+	lens[4] = id.len;
+	argv[5] = ns;
+	lens[5] = (size_t)i64s(ns, now_s());
+	argv[6] = gs;
+	lens[6] = (size_t)i64s(gs, st->cfg.grace);
+	r = tcr_eval(st, shard, TCR_LUA_REMOVE, 0, 3, 7, argv, lens);
 	if (!r) {
 		return TC_ERR;
 	}
@@ -541,43 +606,41 @@ static int redis_remove(void *sp, tc_str id)
 /* Runs the clean script on one shard until it says nothing is left. */
 static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str *tags, size_t ntags)
 {
-	char key[KEYBUF], H[KEYBUF], ns[24], gs[24], cs[24], tmp[64];
-	size_t argc = 8 + ntags, i;
-	const char **argv = malloc(sizeof(*argv) * argc);
-	size_t *lens = malloc(sizeof(*lens) * argc);
+	char H[KEYBUF], ns[24], gs[24], cs[24], tmp[64];
+	size_t i;
 	long loops;
-	int ret = TC_OK;
+	int ret = TC_OK, phase;
+	args_t a;
 
-	if (!argv || !lens) {
-		free(argv);
-		free(lens);
-		return tcr_fail(st, "clean: out of memory");
-	}
-	argv[0] = key;
-	lens[0] = tcr_key(st, shard, 'i', NULL, 0, key, sizeof(key));
-	argv[1] = H;
-	lens[1] = tcr_shard_prefix(st, shard, H, sizeof(H));
-	argv[2] = mode;
-	lens[2] = strlen(mode);
-	argv[3] = ns;
-	lens[3] = (size_t)i64s(ns, now_s());
-	argv[4] = gs;
-	lens[4] = (size_t)i64s(gs, st->cfg.grace);
-	argv[5] = cs;
-	lens[5] = (size_t)i64s(cs, st->cfg.remove_chunk_size);
-	argv[6] = tmp;
-	lens[6] = (size_t)snprintf(tmp, sizeof(tmp), "%ld.%lu.%d", (long)getpid(), ++st->tmp_seq, rand());
+	args_init(&a, 2 * ntags + 10);
+	/* KEYS: id index, registry, working set, the tags' keys */
+	args_key(&a, st, shard, 'i', NULL, 0);
+	args_key(&a, st, shard, 'T', NULL, 0);
+	snprintf(tmp, sizeof(tmp), "%ld.%lu.%d", (long)getpid(), ++st->tmp_seq, rand());
+	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
 	for (i = 0; i < ntags; i++) {
-		argv[8 + i] = tags[i].p;
-		lens[8 + i] = tags[i].len;
+		args_key(&a, st, shard, 't', tags[i].p, tags[i].len);
+	}
+	args_add(&a, H, tcr_shard_prefix(st, shard, H, sizeof(H)));
+	args_add(&a, mode, strlen(mode));
+	args_add(&a, ns, (size_t)i64s(ns, now_s()));
+	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
+	args_add(&a, cs, (size_t)i64s(cs, st->cfg.remove_chunk_size));
+	phase = a.n;
+	args_add(&a, "0", 1);
+	for (i = 0; i < ntags; i++) {
+		args_add(&a, tags[i].p, tags[i].len);
+	}
+	if (a.oom) {
+		args_free(&a);
+		return tcr_fail(st, "clean: out of memory");
 	}
 	for (loops = 0; loops < LOOPS_MAX; loops++) {
 		redisReply *r;
 		long long left;
 
-		argv[7] = loops == 0 ? "0" : "1";
-		lens[7] = 1;
-		r = tcr_eval(st, shard, TCR_LUA_CLEAN, 0, 1, (int)argc, argv, lens);
+		a.v[phase] = loops == 0 ? "0" : "1";
+		r = tcr_eval(st, shard, TCR_LUA_CLEAN, 0, (int)(3 + ntags), a.n, a.v, a.l);
 		if (!r) {
 			ret = TC_ERR;
 			break;
@@ -593,39 +656,40 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 			break;
 		}
 	}
-	free(argv);
-	free(lens);
+	args_free(&a);
 	return ret;
 }
 
 /* clean('old'), second pass: expired members of every tag. */
 static int gc_tags(tcr_state *st, int shard)
 {
-	char key[KEYBUF], H[KEYBUF], ns[24], gs[24], os[24], cs[24];
-	const char *argv[7];
-	size_t lens[7];
+	char key[KEYBUF], ik[KEYBUF], H[KEYBUF], ns[24], gs[24], os[24], cs[24];
+	const char *argv[8];
+	size_t lens[8];
 	long long off = 0;
 	long loops;
 
 	argv[0] = key;
 	lens[0] = tcr_key(st, shard, 'T', NULL, 0, key, sizeof(key));
-	argv[1] = H;
-	lens[1] = tcr_shard_prefix(st, shard, H, sizeof(H));
-	argv[2] = ns;
-	lens[2] = (size_t)i64s(ns, now_s());
-	argv[3] = gs;
-	lens[3] = (size_t)i64s(gs, st->cfg.grace);
-	argv[5] = "200";
-	lens[5] = 3;
-	argv[6] = cs;
-	lens[6] = (size_t)i64s(cs, st->cfg.remove_chunk_size);
+	argv[1] = ik;
+	lens[1] = tcr_key(st, shard, 'i', NULL, 0, ik, sizeof(ik));
+	argv[2] = H;
+	lens[2] = tcr_shard_prefix(st, shard, H, sizeof(H));
+	argv[3] = ns;
+	lens[3] = (size_t)i64s(ns, now_s());
+	argv[4] = gs;
+	lens[4] = (size_t)i64s(gs, st->cfg.grace);
+	argv[6] = "200";
+	lens[6] = 3;
+	argv[7] = cs;
+	lens[7] = (size_t)i64s(cs, st->cfg.remove_chunk_size);
 	for (loops = 0; loops < LOOPS_MAX; loops++) {
 		redisReply *r;
 		long long seen, kept;
 
-		argv[4] = os;
-		lens[4] = (size_t)i64s(os, off);
-		r = tcr_eval(st, shard, TCR_LUA_GCTAGS, 0, 1, 7, argv, lens);
+		argv[5] = os;
+		lens[5] = (size_t)i64s(os, off);
+		r = tcr_eval(st, shard, TCR_LUA_GCTAGS, 0, 2, 8, argv, lens);
 		if (!r) {
 			return TC_ERR;
 		}
@@ -701,9 +765,7 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 {
 	tcr_state *st = sp;
 	const char *m;
-	size_t argc = 7 + ntags, i;
-	const char **argv;
-	size_t *lens;
+	size_t i;
 	int s, ret = TC_OK;
 
 	op_begin(st);
@@ -711,7 +773,6 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 	case TC_CLEAN_ALL:
 		m = "all";
 		ntags = 0;
-		argc = 7;
 		break;
 	case TC_CLEAN_MATCHING:
 		m = "all_of";
@@ -725,41 +786,40 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 	default:
 		return TC_ERR;
 	}
-	argv = malloc(sizeof(*argv) * argc);
-	lens = malloc(sizeof(*lens) * argc);
-	if (!argv || !lens) {
-		free(argv);
-		free(lens);
-		return tcr_fail(st, "out of memory");
-	}
-	for (i = 0; i < ntags; i++) {
-		argv[7 + i] = tags[i].p;
-		lens[7 + i] = tags[i].len;
-	}
 	for (s = 0; s < st->nshards && ret == TC_OK; s++) {
-		char key[KEYBUF], H[KEYBUF], ns[24], tmp[64], os[24], cs[24];
+		char H[KEYBUF], ns[24], tmp[64], os[24], cs[24];
 		long long off = 0;
 		long loops;
+		int offi;
+		args_t a;
 
-		argv[0] = key;
-		lens[0] = tcr_key(st, s, 'i', NULL, 0, key, sizeof(key));
-		argv[1] = H;
-		lens[1] = tcr_shard_prefix(st, s, H, sizeof(H));
-		argv[2] = m;
-		lens[2] = strlen(m);
-		argv[3] = ns;
-		lens[3] = (size_t)i64s(ns, now_s());
-		argv[4] = tmp;
-		lens[4] = (size_t)snprintf(tmp, sizeof(tmp), "%ld.%lu.%d", (long)getpid(), ++st->tmp_seq, rand());
-		argv[6] = cs;
-		lens[6] = (size_t)i64s(cs, PAGE);
+		args_init(&a, 2 * ntags + 8);
+		/* KEYS: id index, working set, the tags' keys */
+		args_key(&a, st, s, 'i', NULL, 0);
+		snprintf(tmp, sizeof(tmp), "%ld.%lu.%d", (long)getpid(), ++st->tmp_seq, rand());
+		args_key(&a, st, s, 'x', tmp, strlen(tmp));
+		for (i = 0; i < ntags; i++) {
+			args_key(&a, st, s, 't', tags[i].p, tags[i].len);
+		}
+		args_add(&a, H, tcr_shard_prefix(st, s, H, sizeof(H)));
+		args_add(&a, m, strlen(m));
+		args_add(&a, ns, (size_t)i64s(ns, now_s()));
+		offi = a.n;
+		args_add(&a, os, 0);
+		args_add(&a, cs, (size_t)i64s(cs, PAGE));
+		for (i = 0; i < ntags; i++) {
+			args_add(&a, tags[i].p, tags[i].len);
+		}
+		if (a.oom) {
+			args_free(&a);
+			return tcr_fail(st, "out of memory");
+		}
 		for (loops = 0; loops < LOOPS_MAX; loops++) {
 			redisReply *r;
 			size_t k, n;
 
-			argv[5] = os;
-			lens[5] = (size_t)i64s(os, off);
-			r = tcr_eval(st, s, TCR_LUA_IDS, 0, 1, (int)argc, argv, lens);
+			a.l[offi] = (size_t)i64s(os, off);
+			r = tcr_eval(st, s, TCR_LUA_IDS, 0, (int)(2 + ntags), a.n, a.v, a.l);
 			if (!r) {
 				ret = TC_ERR;
 				break;
@@ -782,9 +842,8 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 			}
 			off += PAGE;
 		}
+		args_free(&a);
 	}
-	free(argv);
-	free(lens);
 	return ret;
 }
 
@@ -998,29 +1057,33 @@ static int redis_metadata(void *sp, tc_str id, tc_meta *meta, tc_emit_fn emit, v
 
 static int set_expire(tcr_state *st, tc_str id, int64_t extra, int force)
 {
-	char key[KEYBUF], H[KEYBUF], xs[24], ns[24], gs[24];
+	char key[KEYBUF], ik[KEYBUF], rk[KEYBUF], H[KEYBUF], xs[24], ns[24], gs[24];
 	int shard = tcr_shard_of(st, id.p, id.len);
-	const char *argv[7];
-	size_t lens[7];
+	const char *argv[9];
+	size_t lens[9];
 	redisReply *r;
 	int ret;
 
 	op_begin(st);
 	argv[0] = key;
 	lens[0] = tcr_key(st, shard, 'e', id.p, id.len, key, sizeof(key));
-	argv[1] = H;
-	lens[1] = tcr_shard_prefix(st, shard, H, sizeof(H));
-	argv[2] = id.p;
-	lens[2] = id.len;
-	argv[3] = xs;
-	lens[3] = (size_t)i64s(xs, extra);
-	argv[4] = ns;
-	lens[4] = (size_t)i64s(ns, now_s());
-	argv[5] = gs;
-	lens[5] = (size_t)i64s(gs, st->cfg.grace);
-	argv[6] = force ? "1" : "0";
-	lens[6] = 1;
-	r = tcr_eval(st, shard, TCR_LUA_TOUCH, 0, 1, 7, argv, lens);
+	argv[1] = ik;
+	lens[1] = tcr_key(st, shard, 'i', NULL, 0, ik, sizeof(ik));
+	argv[2] = rk;
+	lens[2] = tcr_key(st, shard, 'T', NULL, 0, rk, sizeof(rk));
+	argv[3] = H;
+	lens[3] = tcr_shard_prefix(st, shard, H, sizeof(H));
+	argv[4] = id.p;
+	lens[4] = id.len;
+	argv[5] = xs;
+	lens[5] = (size_t)i64s(xs, extra);
+	argv[6] = ns;
+	lens[6] = (size_t)i64s(ns, now_s());
+	argv[7] = gs;
+	lens[7] = (size_t)i64s(gs, st->cfg.grace);
+	argv[8] = force ? "1" : "0";
+	lens[8] = 1;
+	r = tcr_eval(st, shard, TCR_LUA_TOUCH, 0, 3, 9, argv, lens);
 	if (!r) {
 		return TC_ERR;
 	}
@@ -1122,9 +1185,9 @@ static size_t glob_escape(const char *in, char *out, size_t cap)
 static int verify_batch(tcr_state *st, int shard, redisReply **ids, size_t n, tc_emit_fn emit, void *ctx,
                         int *problems)
 {
-	char key[KEYBUF], H[KEYBUF], ns[24], gs[24];
-	const char **argv = malloc(sizeof(*argv) * (n + 4));
-	size_t *lens = malloc(sizeof(*lens) * (n + 4)), i;
+	char key[KEYBUF], rk[KEYBUF], H[KEYBUF], ns[24], gs[24];
+	const char **argv = malloc(sizeof(*argv) * (n + 5));
+	size_t *lens = malloc(sizeof(*lens) * (n + 5)), i;
 	redisReply *r;
 
 	if (!argv || !lens) {
@@ -1134,17 +1197,19 @@ static int verify_batch(tcr_state *st, int shard, redisReply **ids, size_t n, tc
 	}
 	argv[0] = key;
 	lens[0] = tcr_key(st, shard, 'i', NULL, 0, key, sizeof(key));
-	argv[1] = H;
-	lens[1] = tcr_shard_prefix(st, shard, H, sizeof(H));
-	argv[2] = ns;
-	lens[2] = (size_t)i64s(ns, now_s());
-	argv[3] = gs;
-	lens[3] = (size_t)i64s(gs, st->cfg.grace);
+	argv[1] = rk;
+	lens[1] = tcr_key(st, shard, 'T', NULL, 0, rk, sizeof(rk));
+	argv[2] = H;
+	lens[2] = tcr_shard_prefix(st, shard, H, sizeof(H));
+	argv[3] = ns;
+	lens[3] = (size_t)i64s(ns, now_s());
+	argv[4] = gs;
+	lens[4] = (size_t)i64s(gs, st->cfg.grace);
 	for (i = 0; i < n; i++) {
-		argv[4 + i] = ids[i]->str + lens[1] + 2;
-		lens[4 + i] = ids[i]->len - lens[1] - 2;
+		argv[5 + i] = ids[i]->str + lens[2] + 2;
+		lens[5 + i] = ids[i]->len - lens[2] - 2;
 	}
-	r = tcr_eval(st, shard, TCR_LUA_VERIFY, 0, 1, (int)(n + 4), argv, lens);
+	r = tcr_eval(st, shard, TCR_LUA_VERIFY, 0, 2, (int)(n + 5), argv, lens);
 	free(argv);
 	free(lens);
 	if (!r) {

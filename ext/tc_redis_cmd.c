@@ -33,6 +33,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tc_redis.h"
@@ -289,7 +290,7 @@ static redisReply *ask(tcr_state *st, tcr_conn *cn, int argc, const char **argv,
 redisReply *tcr_shard_cmd(tcr_state *st, int shard, int read, int argc, const char **argv,
                           const size_t *lens)
 {
-	int hop, master_retry = 0;
+	int hop, master_retry = 0, tryagain = 0;
 	tcr_conn *cn = NULL, *asking_to = NULL;
 
 	for (hop = 0; hop < 6; hop++) {
@@ -348,6 +349,16 @@ redisReply *tcr_shard_cmd(tcr_state *st, int shard, int read, int argc, const ch
 				master_retry = 1;
 				tcr_reply_free(r);
 				tcr_master_failed(st, cn);
+				continue;
+			}
+			if (is_err(r, "TRYAGAIN") && tryagain < 4) {
+				/* a slot migrating under a multi-key script: wait for the move */
+				struct timespec ts = {0, 25000000L << tryagain};
+
+				tryagain++;
+				hop--;
+				tcr_reply_free(r);
+				nanosleep(&ts, NULL);
 				continue;
 			}
 			if (is_err(r, "CLUSTERDOWN") || is_err(r, "TRYAGAIN")) {

@@ -22,6 +22,17 @@
  * (score < now - grace - 1, their entries are gone) are trimmed by the saves
  * that touch the key and by clean('old').
  *
+ * Keys: every key a script knows before it runs is declared in KEYS (so a
+ * cluster node can answer MOVED, ASK or TRYAGAIN before anything runs);
+ * the tags an entry had before are read from its record and not declared.
+ *
+ * Order: a script can stop half-way (a slot migrating under it on a
+ * cluster, where an undeclared key may be refused). Every script therefore
+ * writes an entry's links before the entry, and the entry before it
+ * removes links it no longer has; it removes an entry before its links: stopped anywhere, it leaves at most a stale link
+ * (an id listed under a tag it no longer carries: a clean by that tag
+ * removes one entry too many), never an entry a clean cannot reach.
+ *
  * Time: scripts get "now" from the client (the same clock that computed
  * the expiries) and only ever set relative TTLs (EXPIRE, SET EX), so the
  * server's clock does not matter.
@@ -177,39 +188,31 @@ static void sha1_hex(const char *s, size_t len, char out[41])
 "    settle(k, now, grace)\n" \
 "  end\n" \
 "end\n" \
-/* removes an entry with all its links */ \
+/* removes an entry, then its links (see "order" above) */ \
 "local function drop(H, id, now, grace)\n" \
 "  local ek = H .. 'e:' .. id\n" \
 "  local e, m, tags = hdr(ek)\n" \
+"  local n = redis.call('DEL', ek)\n" \
+"  unlink(H .. 'i', id, nil, nil, now, grace)\n" \
 "  if tags then\n" \
 "    for _, t in ipairs(tags) do unlink(H .. 't:' .. t, id, H .. 'T', t, now, grace) end\n" \
 "  end\n" \
-"  unlink(H .. 'i', id, nil, nil, now, grace)\n" \
-"  return redis.call('DEL', ek)\n" \
+"  return n\n" \
 "end\n"
 
-/* KEYS[1] entry; ARGV: H, id, record, expire, now, grace, tags... */
+/* KEYS: entry, id index, tag registry, the new tags' keys;
+ * ARGV: H, id, record, expire, now, grace, tags... */
 static const char lua_save[] = PRELUDE
 "local H, id, rec = ARGV[1], ARGV[2], ARGV[3]\n"
 "local s, now, grace = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
 "local ek, ik, rk = KEYS[1], H .. 'i', H .. 'T'\n"
-"local keep = {}\n"
-"for i = 7, #ARGV do keep[ARGV[i]] = true end\n"
 "local oe, om, old = hdr(ek)\n"
-"if old then\n"
-"  for _, t in ipairs(old) do\n"
-"    if not keep[t] then unlink(H .. 't:' .. t, id, rk, t, now, grace) end\n"
-"  end\n"
-"end\n"
-"if s >= NEVER then\n"
-"  redis.call('SET', ek, rec)\n"
-"else\n"
-"  redis.call('SET', ek, rec, 'EX', ttl_for(s, now, grace))\n"
-"end\n"
 "local lost_forever = oe and oe >= NEVER and s < NEVER\n"
 "local old_cut = '(' .. (now - grace - 1)\n"
-"redis.call('ZREMRANGEBYSCORE', ik, '-inf', old_cut)\n"
+/* the first write is a ZADD, refused when Redis is out of memory (once a
+ * script has written, Redis lets it go on past maxmemory) */
 "add(ik, id, s, now, grace)\n"
+"redis.call('ZREMRANGEBYSCORE', ik, '-inf', old_cut)\n"
 "if lost_forever then settle(ik, now, grace) end\n"
 "for i = 7, #ARGV do\n"
 "  local t = ARGV[i]\n"
@@ -220,19 +223,32 @@ static const char lua_save[] = PRELUDE
 "  local cur = redis.call('ZSCORE', rk, t)\n"
 "  if not cur or tonumber(cur) < s then add(rk, t, s, now, grace) end\n"
 "end\n"
+"if s >= NEVER then\n"
+"  redis.call('SET', ek, rec)\n"
+"else\n"
+"  redis.call('SET', ek, rec, 'EX', ttl_for(s, now, grace))\n"
+"end\n"
+"if old then\n"
+"  local keep = {}\n"
+"  for i = 7, #ARGV do keep[ARGV[i]] = true end\n"
+"  for _, t in ipairs(old) do\n"
+"    if not keep[t] then unlink(H .. 't:' .. t, id, rk, t, now, grace) end\n"
+"  end\n"
+"end\n"
 "return 1\n";
 
-/* KEYS[1] entry; ARGV: H, id, now, grace */
+/* KEYS: entry, id index, tag registry; ARGV: H, id, now, grace */
 static const char lua_remove[] = PRELUDE
 "return drop(ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]))\n";
 
-/* KEYS[1] id index; ARGV: H, mode, now, grace, chunk, tmp name, phase, tags...
+/* KEYS: id index, tag registry, working set, the tags' keys;
+ * ARGV: H, mode, now, grace, chunk, phase, tags...
  * mode: any | all | not (tag modes, through a working set), old, flush.
  * Removes at most chunk entries; returns what is left to do (0: done). */
 static const char lua_clean[] = PRELUDE
 "local H, mode = ARGV[1], ARGV[2]\n"
 "local now, grace, chunk = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
-"local tmp, phase = H .. 'x:' .. ARGV[6], ARGV[7]\n"
+"local tmp, phase = KEYS[3], ARGV[6]\n"
 "local ik, rk = H .. 'i', H .. 'T'\n"
 "if mode == 'old' then\n"
 "  local ids = redis.call('ZRANGEBYSCORE', ik, '-inf', '(' .. now, 'LIMIT', 0, chunk)\n"
@@ -256,8 +272,11 @@ static const char lua_clean[] = PRELUDE
 "  return work\n"
 "end\n"
 "if phase == '0' then\n"
+/* a DEL first: a clean frees memory, it must run when Redis is full, and
+ * Redis refuses only a script's first write when out of memory */
+"  redis.call('DEL', tmp)\n"
 "  local keys = {}\n"
-"  for i = 8, #ARGV do keys[#keys + 1] = H .. 't:' .. ARGV[i] end\n"
+"  for i = 7, #ARGV do keys[#keys + 1] = H .. 't:' .. ARGV[i] end\n"
 "  if mode == 'any' then redis.call('ZUNIONSTORE', tmp, #keys, unpack(keys))\n"
 "  elseif mode == 'all' then redis.call('ZINTERSTORE', tmp, #keys, unpack(keys))\n"
 "  else redis.call('ZDIFFSTORE', tmp, #keys + 1, ik, unpack(keys)) end\n"
@@ -268,19 +287,21 @@ static const char lua_clean[] = PRELUDE
 "if #ids > 0 then redis.call('ZREMRANGEBYRANK', tmp, 0, #ids - 1) end\n"
 "return redis.call('ZCARD', tmp)\n";
 
-/* KEYS[1] id index; ARGV: H, mode, now, tmp name, offset, count, tags...
+/* KEYS: id index, working set, the tags' keys; ARGV: H, mode, now, offset,
+ * count, tags...
  * mode: all | any | all_of | not. One page of live ids; the working set of
  * the tag modes is made on the first page and dropped after the last. */
 static const char lua_ids[] =
 "local H, mode, now = ARGV[1], ARGV[2], tonumber(ARGV[3])\n"
-"local tmp, off, cnt = H .. 'x:' .. ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+"local tmp, off, cnt = KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5])\n"
 "local ik = H .. 'i'\n"
 "local src = ik\n"
 "if mode ~= 'all' then\n"
 "  src = tmp\n"
 "  if off == 0 then\n"
+"    redis.call('DEL', tmp)\n"
 "    local keys = {}\n"
-"    for i = 7, #ARGV do keys[#keys + 1] = H .. 't:' .. ARGV[i] end\n"
+"    for i = 6, #ARGV do keys[#keys + 1] = H .. 't:' .. ARGV[i] end\n"
 "    local n = #keys\n"
 "    if mode == 'not' then\n"
 "      redis.call('ZDIFFSTORE', tmp, n + 1, ik, unpack(keys))\n"
@@ -302,7 +323,10 @@ static const char lua_ids[] =
 "if src == tmp and #page < cnt then redis.call('DEL', tmp) end\n"
 "return page\n";
 
-/* KEYS[1] entry; ARGV: H, id, extra, now, grace, force_expired */
+/* KEYS: entry, id index, tag registry; ARGV: H, id, extra, now, grace,
+ * force_expired. A later expiry goes to the index scores before the
+ * record, an earlier one after it: half-done, the scores are never below
+ * the record's expiry, so trimming cannot drop a link too early. */
 static const char lua_touch[] = PRELUDE
 "local H, id = ARGV[1], ARGV[2]\n"
 "local extra, now, grace, force = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1'\n"
@@ -319,8 +343,11 @@ static const char lua_touch[] = PRELUDE
 "  if ne < now - 1 then ne = now - 1 end\n"
 "  redis.call('SETRANGE', ek, 10, struct.pack('<d', now))\n"
 "end\n"
-"redis.call('SETRANGE', ek, 2, struct.pack('<d', ne))\n"
-"redis.call('EXPIRE', ek, ttl_for(ne, now, grace))\n"
+"local function record()\n"
+"  redis.call('SETRANGE', ek, 2, struct.pack('<d', ne))\n"
+"  redis.call('EXPIRE', ek, ttl_for(ne, now, grace))\n"
+"end\n"
+"if ne < e then record() end\n"
 "local rk = H .. 'T'\n"
 "add(H .. 'i', id, ne, now, grace)\n"
 "if e >= NEVER then settle(H .. 'i', now, grace) end\n"
@@ -331,6 +358,7 @@ static const char lua_touch[] = PRELUDE
 "  local cur = redis.call('ZSCORE', rk, t)\n"
 "  if not cur or tonumber(cur) < ne then add(rk, t, ne, now, grace) end\n"
 "end\n"
+"if ne >= e then record() end\n"
 "return 1\n";
 
 /* KEYS[1] entry: its header and tags, without the value */
@@ -342,11 +370,12 @@ static const char lua_meta[] =
 "if tl == 0 then return h end\n"
 "return h .. redis.call('GETRANGE', KEYS[1], 26, 25 + tl)\n";
 
-/* KEYS[1] entry; ARGV: H, id, now, grace, read_only.
- * A load that also checks that the entry's index keys still exist: under
- * an eviction policy Redis may evict a tag's key and keep an entry that a
- * clean by that tag could then never reach. Such an entry is a miss (and
- * removed, on a master). */
+/* KEYS: entry, id index; ARGV: H, id, now, grace, read_only.
+ * A load that also checks the entry's links: under an eviction policy
+ * Redis may evict a tag's key (which a later save may create again,
+ * without this entry) and keep an entry that a clean by that tag could
+ * then never reach. Such an entry is a miss (and removed, on a master).
+ * Membership, not key existence, is what is checked, for that reason. */
 static const char lua_loadv[] = PRELUDE
 "local v = redis.call('GET', KEYS[1])\n"
 "if not v then return false end\n"
@@ -355,18 +384,19 @@ static const char lua_loadv[] = PRELUDE
 "local e = struct.unpack('<d', v, 3)\n"
 "if e < now then return v end\n"
 "local tl = struct.unpack('<I4', v, 19)\n"
-"local keys = { H .. 'i' }\n"
+"local id = ARGV[2]\n"
+"local ok = redis.call('ZSCORE', H .. 'i', id)\n"
 "local p, stop = 27, 26 + tl\n"
-"while p + 1 <= stop do\n"
+"while ok and p + 1 <= stop do\n"
 "  local l = struct.unpack('<I2', v, p)\n"
-"  keys[#keys + 1] = H .. 't:' .. string.sub(v, p + 2, p + 1 + l)\n"
+"  ok = redis.call('ZSCORE', H .. 't:' .. string.sub(v, p + 2, p + 1 + l), id)\n"
 "  p = p + 2 + l\n"
 "end\n"
-"if redis.call('EXISTS', unpack(keys)) == #keys then return v end\n"
-"if ARGV[5] ~= '1' then drop(H, ARGV[2], now, tonumber(ARGV[4])) end\n"
+"if ok then return v end\n"
+"if ARGV[5] ~= '1' then drop(H, id, now, tonumber(ARGV[4])) end\n"
 "return false\n";
 
-/* KEYS[1] tag registry; ARGV: H, now, grace, offset, count, chunk.
+/* KEYS: tag registry, id index; ARGV: H, now, grace, offset, count, chunk.
  * clean('old'), second pass: expired members of every tag, with their
  * entries; tags left empty leave the registry. Returns {tags seen, tags
  * kept}. */
@@ -387,7 +417,8 @@ static const char lua_gctags[] = PRELUDE
 "end\n"
 "return {#tags, kept}\n";
 
-/* KEYS[1] id index; ARGV: H, now, grace, ids... (entries found by SCAN).
+/* KEYS: id index, tag registry; ARGV: H, now, grace, ids... (entries found
+ * by SCAN).
  * Problems, one string each: an entry live or expired less than grace ago
  * without its links, an index key that would expire before its entry. */
 static const char lua_verify[] = PRELUDE
