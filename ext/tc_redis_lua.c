@@ -159,6 +159,10 @@ static void sha1_hex(const char *s, size_t len, char out[41])
 "  if t < 1 then t = 1 end\n" \
 "  return t\n" \
 "end\n" \
+/* an index key outlives its members' entries by 2 s (second rounding) */ \
+"local function ittl(s, now, grace)\n" \
+"  return ttl_for(s, now, grace) + 2\n" \
+"end\n" \
 /* member mb of index key k now has score s; the key lives at least as long */ \
 "local function add(k, mb, s, now, grace)\n" \
 "  local ttl = redis.call('TTL', k)\n" \
@@ -166,26 +170,38 @@ static void sha1_hex(const char *s, size_t len, char out[41])
 "  if s >= NEVER then\n" \
 "    if ttl >= 0 then redis.call('PERSIST', k) end\n" \
 "  else\n" \
-"    local need = ttl_for(s, now, grace)\n" \
+"    local need = ittl(s, now, grace)\n" \
 "    if ttl == -2 or (ttl >= 0 and ttl < need) then redis.call('EXPIRE', k, need) end\n" \
 "  end\n" \
 "end\n" \
-/* the TTL of k from its largest score (after a forever member left) */ \
+/* the TTL of k from its largest score (after its longest-lived member
+ * left); returns that score */ \
 "local function settle(k, now, grace)\n" \
 "  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n" \
-"  if #top == 0 then return end\n" \
+"  if #top == 0 then return nil end\n" \
 "  local ts = tonumber(top[2])\n" \
-"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ttl_for(ts, now, grace)) end\n" \
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n" \
+"  return ts\n" \
 "end\n" \
-/* takes mb out of k; an emptied tag leaves the registry rk */ \
+/* takes mb out of index key k. When mb was its longest-lived member, the
+ * key's TTL (and the tag's score in the registry rk) follow the next one
+ * down; an emptied tag leaves the registry. */ \
 "local function unlink(k, mb, rk, name, now, grace)\n" \
 "  local s = redis.call('ZSCORE', k, mb)\n" \
 "  if not s then return end\n" \
 "  redis.call('ZREM', k, mb)\n" \
-"  if redis.call('EXISTS', k) == 0 then\n" \
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n" \
+"  if #top == 0 then\n" \
 "    if rk then unlink(rk, name, nil, nil, now, grace) end\n" \
-"  elseif tonumber(s) >= NEVER then\n" \
-"    settle(k, now, grace)\n" \
+"  elseif tonumber(s) > tonumber(top[2]) then\n" \
+"    local ts = settle(k, now, grace)\n" \
+"    if rk and ts then\n" \
+"      local rs = redis.call('ZSCORE', rk, name)\n" \
+"      if rs and tonumber(rs) > ts then\n" \
+"        redis.call('ZADD', rk, ts, name)\n" \
+"        if tonumber(rs) >= tonumber(redis.call('ZRANGE', rk, -1, -1, 'WITHSCORES')[2]) then settle(rk, now, grace) end\n" \
+"      end\n" \
+"    end\n" \
 "  end\n" \
 "end\n" \
 /* removes an entry, then its links (see "order" above) */ \
@@ -441,14 +457,14 @@ static const char lua_verify[] = PRELUDE
 "    if (e >= NEVER) ~= (et == math.huge) then out[#out + 1] = 'entry ' .. id .. ': TTL does not match its expire' end\n"
 "    local si = redis.call('ZSCORE', ik, id)\n"
 "    if not si then out[#out + 1] = 'entry ' .. id .. ': not in the id index'\n"
-"    elseif tonumber(si) ~= e then out[#out + 1] = 'entry ' .. id .. ': id index score ' .. si .. ' is not its expire ' .. e end\n"
-"    if keyttl(ik) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': the id index expires before it' end\n"
+"    elseif tonumber(si) ~= e then out[#out + 1] = 'entry ' .. id .. ': id index score ' .. si .. ' is not its expire ' .. e\n"
+"    elseif keyttl(ik) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': the id index expires before it' end\n"
 "    for _, t in ipairs(tags) do\n"
 "      local tk = H .. 't:' .. t\n"
 "      local st = redis.call('ZSCORE', tk, id)\n"
 "      if not st then out[#out + 1] = 'entry ' .. id .. ': no link in tag ' .. t\n"
-"      elseif tonumber(st) ~= e then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' score ' .. st .. ' is not its expire ' .. e end\n"
-"      if keyttl(tk) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' expires before it' end\n"
+"      elseif tonumber(st) ~= e then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' score ' .. st .. ' is not its expire ' .. e\n"
+"      elseif keyttl(tk) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' expires before it' end\n"
 "      if not redis.call('ZSCORE', rk, t) then out[#out + 1] = 'tag ' .. t .. ' of entry ' .. id .. ' is not in the tag registry' end\n"
 "    end\n"
 "  end\n"
