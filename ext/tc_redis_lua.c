@@ -163,16 +163,27 @@ static void sha1_hex(const char *s, size_t len, char out[41])
 "local function ittl(s, now, grace)\n" \
 "  return ttl_for(s, now, grace) + 2\n" \
 "end\n" \
-/* member mb of index key k now has score s; the key lives at least as long */ \
+/* seconds of slack for a lifetime: 1/16 of it, at most a minute */ \
+"local function slack(s, now)\n" \
+"  return math.min(60, math.floor(math.max(s - now, 0) / 16))\n" \
+"end\n" \
+/* member mb of index key k now has score s; the key lives at least as
+ * long. A TTL that must grow grows by some slack more, so that a stream of
+ * saves refreshes it now and then, not every time; returns true when it
+ * did (the time to trim the key's long-expired members too). */ \
 "local function add(k, mb, s, now, grace)\n" \
 "  local ttl = redis.call('TTL', k)\n" \
 "  redis.call('ZADD', k, s, mb)\n" \
 "  if s >= NEVER then\n" \
 "    if ttl >= 0 then redis.call('PERSIST', k) end\n" \
-"  else\n" \
-"    local need = ittl(s, now, grace)\n" \
-"    if ttl == -2 or (ttl >= 0 and ttl < need) then redis.call('EXPIRE', k, need) end\n" \
+"    return false\n" \
 "  end\n" \
+"  local need = ittl(s, now, grace)\n" \
+"  if ttl == -2 or (ttl >= 0 and ttl < need) then\n" \
+"    redis.call('EXPIRE', k, need + slack(s, now))\n" \
+"    return true\n" \
+"  end\n" \
+"  return false\n" \
 "end\n" \
 /* the TTL of k from its largest score (after its longest-lived member
  * left); returns that score */ \
@@ -227,17 +238,25 @@ static const char lua_save[] = PRELUDE
 "local old_cut = '(' .. (now - grace - 1)\n"
 /* the first write is a ZADD, refused when Redis is out of memory (once a
  * script has written, Redis lets it go on past maxmemory) */
-"add(ik, id, s, now, grace)\n"
-"redis.call('ZREMRANGEBYSCORE', ik, '-inf', old_cut)\n"
+"if add(ik, id, s, now, grace) then redis.call('ZREMRANGEBYSCORE', ik, '-inf', old_cut) end\n"
 "if lost_forever then settle(ik, now, grace) end\n"
-"for i = 7, #ARGV do\n"
-"  local t = ARGV[i]\n"
-"  local tk = H .. 't:' .. t\n"
-"  redis.call('ZREMRANGEBYSCORE', tk, '-inf', old_cut)\n"
-"  add(tk, id, s, now, grace)\n"
-"  if lost_forever then settle(tk, now, grace) end\n"
-"  local cur = redis.call('ZSCORE', rk, t)\n"
-"  if not cur or tonumber(cur) < s then add(rk, t, s, now, grace) end\n"
+"local n = #ARGV - 6\n"
+"if n > 0 then\n"
+/* registry scores are rounded up by the slack: a tag saved often is
+ * written to the registry now and then, not every time */
+"  local rs = redis.call('ZMSCORE', rk, unpack(ARGV, 7))\n"
+"  local rsc = s\n"
+"  if s < NEVER then\n"
+"    local g = math.max(1, slack(s, now))\n"
+"    rsc = math.ceil(s / g) * g\n"
+"  end\n"
+"  for i = 1, n do\n"
+"    local t = ARGV[6 + i]\n"
+"    local tk = H .. 't:' .. t\n"
+"    if add(tk, id, s, now, grace) then redis.call('ZREMRANGEBYSCORE', tk, '-inf', old_cut) end\n"
+"    if lost_forever then settle(tk, now, grace) end\n"
+"    if not rs[i] or tonumber(rs[i]) < s then add(rk, t, rsc, now, grace) end\n"
+"  end\n"
 "end\n"
 "if s >= NEVER then\n"
 "  redis.call('SET', ek, rec)\n"

@@ -8,6 +8,7 @@ require __DIR__ . '/redis.inc';
 if (($r = tcr_skip_reason()) !== null) die("skip $r");
 ?>
 --INI--
+pcre.jit=0
 log_errors=0
 --FILE--
 <?php
