@@ -16,6 +16,20 @@ PHP_ARG_WITH([tagcache-memcached],
   [AS_HELP_STRING([[--with-tagcache-memcached[=DIR]]], [tagcache: memcached backend through libmemcached])],
   [no], [no])
 
+dnl An optional codec for the Redis engine's compress_data, when pkg-config
+dnl finds it: TC_REDIS_CODEC(pkg-config name, define)
+AC_DEFUN([TC_REDIS_CODEC], [
+  AC_MSG_CHECKING([for $1 (tagcache Redis compression)])
+  if test "$PKG_CONFIG" != "no" && $PKG_CONFIG --exists $1; then
+    AC_MSG_RESULT([yes])
+    PHP_EVAL_INCLINE(`$PKG_CONFIG --cflags $1`)
+    PHP_EVAL_LIBLINE(`$PKG_CONFIG --libs $1`, TAGCACHE_SHARED_LIBADD)
+    AC_DEFINE([$2], 1, [tagcache: $1 is available for compress_data])
+  else
+    AC_MSG_RESULT([no])
+  fi
+])
+
 if test "$PHP_TAGCACHE" != "no"; then
   AC_CHECK_FUNCS([posix_fallocate])
   AC_CHECK_LIB([pthread], [pthread_mutexattr_setrobust], [
@@ -30,7 +44,37 @@ if test "$PHP_TAGCACHE" != "no"; then
     ext/tc_file_rebuild.c ext/tc_file_compact.c"
 
   if test "$PHP_TAGCACHE_REDIS" != "no"; then
-    AC_MSG_ERROR([--with-tagcache-redis: the Redis engine has not landed yet])
+    dnl hiredis through pkg-config; =DIR adds DIR's pkgconfig and include dirs.
+    AC_PATH_PROG(PKG_CONFIG, pkg-config, no)
+    if test "$PHP_TAGCACHE_REDIS" != "yes"; then
+      PKG_CONFIG_PATH="$PHP_TAGCACHE_REDIS/lib/pkgconfig:$PHP_TAGCACHE_REDIS/lib64/pkgconfig:$PHP_TAGCACHE_REDIS/share/pkgconfig:$PKG_CONFIG_PATH"
+      export PKG_CONFIG_PATH
+    fi
+    AC_MSG_CHECKING([for hiredis])
+    if test "$PKG_CONFIG" != "no" && $PKG_CONFIG --exists hiredis; then
+      TC_HIREDIS_CFLAGS=`$PKG_CONFIG --cflags hiredis`
+      TC_HIREDIS_LIBS=`$PKG_CONFIG --libs hiredis`
+      AC_MSG_RESULT([`$PKG_CONFIG --modversion hiredis`])
+    elif test "$PHP_TAGCACHE_REDIS" != "yes" && test -r "$PHP_TAGCACHE_REDIS/include/hiredis/hiredis.h"; then
+      TC_HIREDIS_CFLAGS="-I$PHP_TAGCACHE_REDIS/include"
+      TC_HIREDIS_LIBS="-L$PHP_TAGCACHE_REDIS/lib -lhiredis"
+      AC_MSG_RESULT([in $PHP_TAGCACHE_REDIS])
+    else
+      AC_MSG_RESULT([no])
+      AC_MSG_ERROR([--with-tagcache-redis: hiredis not found (Debian: apt-get install libhiredis-dev, or give --with-tagcache-redis=DIR)])
+    fi
+    if test "$PHP_TAGCACHE_REDIS" != "yes"; then
+      TC_HIREDIS_CFLAGS="$TC_HIREDIS_CFLAGS -I$PHP_TAGCACHE_REDIS/include"
+    fi
+    PHP_EVAL_INCLINE($TC_HIREDIS_CFLAGS)
+    PHP_EVAL_LIBLINE($TC_HIREDIS_LIBS, TAGCACHE_SHARED_LIBADD)
+    AC_DEFINE(HAVE_TAGCACHE_REDIS, 1, [tagcache: the Redis backend is built])
+    dnl Optional codecs for compress_data: each one that pkg-config finds.
+    TC_REDIS_CODEC([zlib], [HAVE_TAGCACHE_ZLIB])
+    TC_REDIS_CODEC([liblz4], [HAVE_TAGCACHE_LZ4])
+    TC_REDIS_CODEC([libzstd], [HAVE_TAGCACHE_ZSTD])
+    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_redis_conn.c ext/tc_redis_cmd.c ext/tc_redis_codec.c \
+      ext/tc_redis_lua.c ext/tc_redis.c"
   fi
   if test "$PHP_TAGCACHE_MEMCACHED" != "no"; then
     AC_MSG_ERROR([--with-tagcache-memcached: the memcached engine has not landed yet])

@@ -10,6 +10,9 @@
 #include "tc_shm.h"
 #include "tc_util.h"
 #include "tc_file.h"
+#ifdef HAVE_TAGCACHE_REDIS
+#include "tc_redis.h"
+#endif
 
 PHP_INI_BEGIN()
 	PHP_INI_ENTRY("tagcache.shm.dir", "/dev/shm", PHP_INI_SYSTEM, NULL)
@@ -20,9 +23,13 @@ PHP_INI_BEGIN()
 	PHP_INI_ENTRY("tagcache.file.durability", "never", PHP_INI_SYSTEM, NULL)
 PHP_INI_END()
 
+/* php_log_err() writes whatever log_errors says (to stderr in the CLI
+ * without error_log): honour log_errors=0. */
 static void log_to_php(const char *msg)
 {
-	php_log_err((char *)msg);
+	if (PG(log_errors)) {
+		php_log_err((char *)msg);
+	}
 }
 
 /* A fatal error in the middle of a locked section, for the tests that
@@ -47,6 +54,9 @@ static PHP_MSHUTDOWN_FUNCTION(tagcache)
 {
 	(void)type;
 	UNREGISTER_INI_ENTRIES();
+#ifdef HAVE_TAGCACHE_REDIS
+	tc_redis_shutdown();
+#endif
 	return SUCCESS;
 }
 
@@ -67,9 +77,21 @@ static PHP_MINFO_FUNCTION(tagcache)
 	php_info_print_table_start();
 	php_info_print_table_row(2, "tagcache support", "enabled");
 	php_info_print_table_row(2, "Version", PHP_TAGCACHE_VERSION);
-	php_info_print_table_row(2, "Backends", "shm, file");
+	php_info_print_table_row(2, "Backends", "shm, file"
+#ifdef HAVE_TAGCACHE_REDIS
+		", redis"
+#endif
+	);
 	php_info_print_table_row(2, "Shm segment layout", "1");
 	php_info_print_table_row(2, "File store layout", TC_FILE_LAYOUT_STR);
+#ifdef HAVE_TAGCACHE_REDIS
+	{
+		char buf[128];
+
+		tc_redis_info(buf, sizeof(buf));
+		php_info_print_table_row(2, "Redis backend", buf);
+	}
+#endif
 	php_info_print_table_end();
 	DISPLAY_INI_ENTRIES();
 }

@@ -5,6 +5,7 @@
  * into tagcache_arginfo.h (committed).
  *
  * @generate-class-entries
+ * @generate-legacy-arginfo 80100
  */
 
 namespace TagCache {
@@ -92,13 +93,13 @@ namespace TagCache {
      */
     abstract class AbstractBackend implements Backend
     {
-        public function __construct(array $options = []) {}
+        public function __construct(#[\SensitiveParameter] array $options = []) {}
 
         public function setDirectives(array $directives): void {}
 
         public function getOption(string $name): mixed {}
 
-        public function setOption(string $name, mixed $value): void {}
+        public function setOption(string $name, #[\SensitiveParameter] mixed $value): void {}
 
         public function load(string $id, bool $doNotTestCacheValidity = false): string|false {}
 
@@ -150,4 +151,11 @@ namespace TagCache {
     final class File extends AbstractBackend
     {
     }
+
+#if HAVE_TAGCACHE_REDIS
+    /** Redis, Sentinel or Redis Cluster through hiredis. */
+    final class Redis extends AbstractBackend
+    {
+    }
+#endif
 }

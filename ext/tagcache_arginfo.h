@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: e85ed0e81eac6724053381e62f6965620d2aa58d */
+ * Stub hash: bf15e45797066916f68e81ab981f5b9d27d901c2 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_TagCache_Backend_setDirectives, 0, 1, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, directives, IS_ARRAY, 0)
@@ -241,6 +241,13 @@ static const zend_function_entry class_TagCache_File_methods[] = {
 	ZEND_FE_END
 };
 
+
+#if HAVE_TAGCACHE_REDIS
+static const zend_function_entry class_TagCache_Redis_methods[] = {
+	ZEND_FE_END
+};
+#endif
+
 static zend_class_entry *register_class_TagCache_Exception(zend_class_entry *class_entry_RuntimeException)
 {
 	zend_class_entry ce, *class_entry;
@@ -334,6 +341,13 @@ static zend_class_entry *register_class_TagCache_AbstractBackend(zend_class_entr
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_ABSTRACT;
 	zend_class_implements(class_entry, 1, class_entry_TagCache_Backend);
+#if (PHP_VERSION_ID >= 80200)
+
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "__construct", sizeof("__construct") - 1), 0, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "setoption", sizeof("setoption") - 1), 1, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+#endif
 
 	return class_entry;
 }
@@ -359,3 +373,16 @@ static zend_class_entry *register_class_TagCache_File(zend_class_entry *class_en
 
 	return class_entry;
 }
+
+#if HAVE_TAGCACHE_REDIS
+static zend_class_entry *register_class_TagCache_Redis(zend_class_entry *class_entry_TagCache_AbstractBackend)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "TagCache", "Redis", class_TagCache_Redis_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_TagCache_AbstractBackend);
+	class_entry->ce_flags |= ZEND_ACC_FINAL;
+
+	return class_entry;
+}
+#endif

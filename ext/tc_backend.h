@@ -18,6 +18,12 @@
 #define TC_OK      0
 #define TC_MISS    1  /* not found, expired, or nothing to do */
 #define TC_ERR    -1  /* failed; the engine's error buffer says why */
+#define TC_ERR_CONFIG -2  /* open(): the options are wrong (ConfigurationException) */
+
+/* What failure() says about the call that just ended (network engines). */
+#define TC_FAIL_NONE  0  /* nothing to report */
+#define TC_FAIL_THROW 1  /* throw TagCache\ConnectionException with the message */
+#define TC_FAIL_QUIET 2  /* already logged: return the Zend result, no warning */
 
 /* Zend's infinite lifetime is an expiry far in the future (Zend File). */
 #define TC_EXPIRE_NEVER INT64_C(9999999999)
@@ -66,7 +72,8 @@ typedef enum {
 	TC_OPT_BOOL,    /* int */
 	TC_OPT_MODE,    /* int, file mode, accepts "0660" */
 	TC_OPT_SECONDS, /* double */
-	TC_OPT_IGNORED  /* accepted for compatibility, has no effect */
+	TC_OPT_IGNORED, /* accepted for compatibility, has no effect */
+	TC_OPT_SECRET   /* like STRING; getOption() never returns it */
 } tc_opt_type;
 
 #define TC_OPT_STRMAX 4096
@@ -110,6 +117,10 @@ typedef struct tc_backend {
 	void (*stats)(void *st, tc_stat_fn emit, void *ctx);
 	/* walks the whole store; each problem goes to emit; TC_OK if none */
 	int (*verify)(void *st, tc_emit_fn emit, void *ctx);
+	/* Network engines (NULL for the others): called after every operation;
+	 * returns TC_FAIL_* for a failure of that operation and copies its
+	 * message (host:port, never a password) to err. */
+	int (*failure)(void *st, char *err);
 } tc_backend;
 
 extern const tc_backend tc_backend_shm;

@@ -10,13 +10,20 @@
 
 #include "php.h"
 #include "zend_exceptions.h"
+#include "zend_attributes.h"
 #include "ext/spl/spl_exceptions.h"
 #include "ext/date/php_date.h"
 #include "php_tagcache.h"
 #include "tagcache_arginfo.h"
+#ifdef HAVE_TAGCACHE_REDIS
+#include "tc_redis.h"
+#endif
 
 zend_class_entry *tc_ce_exception, *tc_ce_config_exception, *tc_ce_storage_exception,
 	*tc_ce_connection_exception, *tc_ce_backend, *tc_ce_abstract, *tc_ce_shm, *tc_ce_file;
+#ifdef HAVE_TAGCACHE_REDIS
+static zend_class_entry *tc_ce_redis;
+#endif
 
 static zend_object_handlers tc_handlers;
 
@@ -29,6 +36,11 @@ static const tc_backend *backend_for(zend_class_entry *ce)
 		if (ce == tc_ce_file) {
 			return &tc_backend_file;
 		}
+#ifdef HAVE_TAGCACHE_REDIS
+		if (ce == tc_ce_redis) {
+			return &tc_backend_redis;
+		}
+#endif
 	}
 	return NULL;
 }
@@ -172,8 +184,34 @@ fail:
 static void warn(tc_object *o, const char *what, const char *err)
 {
 	(void)o;
-	php_error_docref(NULL, E_WARNING, "%s failed: %s", what, err);
+	if (*err) {
+		php_error_docref(NULL, E_WARNING, "%s failed: %s", what, err);
+	}
 }
+
+/* After every engine call: a network engine's failure of that call throws
+ * TagCache\ConnectionException (on_error=exception) or has been logged
+ * (on_error=miss, the method returns its Zend result quietly). */
+static bool raised(tc_object *o)
+{
+	char err[TC_ERRBUF];
+
+	if (!o->be->failure) {
+		return false;
+	}
+	err[0] = '\0';
+	if (o->be->failure(o->state, err) == TC_FAIL_THROW) {
+		zend_throw_exception(tc_ce_connection_exception, err, 0);
+		return true;
+	}
+	return false;
+}
+
+#define TC_RAISE(o) do { \
+		if (raised(o)) { \
+			RETURN_THROWS(); \
+		} \
+	} while (0)
 
 /* ------------------------------------------------------------ callbacks */
 
@@ -206,7 +244,7 @@ ZEND_METHOD(TagCache_AbstractBackend, __construct)
 	tc_object *o = TC_THIS();
 	HashTable *opts = NULL, empty;
 	char err[TC_ERRBUF];
-	zend_result r;
+	int r;
 
 	ZEND_PARSE_PARAMETERS_START(0, 1)
 		Z_PARAM_OPTIONAL
@@ -224,18 +262,19 @@ ZEND_METHOD(TagCache_AbstractBackend, __construct)
 	}
 	if (!opts) {
 		zend_hash_init(&empty, 0, NULL, NULL, 0);
-		r = tc_options_init(o, &empty);
+		r = tc_options_init(o, &empty) == SUCCESS ? TC_OK : TC_ERR;
 		zend_hash_destroy(&empty);
 	} else {
-		r = tc_options_init(o, opts);
+		r = tc_options_init(o, opts) == SUCCESS ? TC_OK : TC_ERR;
 	}
-	if (r != SUCCESS) {
+	if (r != TC_OK) {
 		RETURN_THROWS();
 	}
 	err[0] = '\0';
-	if (o->be->open(&o->state, o->config, err) != TC_OK) {
+	r = o->be->open(&o->state, o->config, err);
+	if (r != TC_OK) {
 		o->state = NULL;
-		zend_throw_exception_ex(tc_ce_storage_exception, 0, "%s", err);
+		zend_throw_exception_ex(r == TC_ERR_CONFIG ? tc_ce_config_exception : tc_ce_storage_exception, 0, "%s", err);
 		RETURN_THROWS();
 	}
 }
@@ -308,10 +347,14 @@ ZEND_METHOD(TagCache_AbstractBackend, setOption)
 	{
 		char err[TC_ERRBUF];
 		void *st = NULL;
+		int r = o->be->open(&st, o->config, err);
 
-		if (o->be->open(&st, o->config, err) == TC_OK) {
+		if (r == TC_OK) {
 			o->be->close(o->state);
 			o->state = st;
+		} else if (r == TC_ERR_CONFIG) {
+			zend_throw_exception_ex(tc_ce_config_exception, 0, "%s", err);
+			RETURN_THROWS();
 		}
 	}
 }
@@ -353,6 +396,7 @@ ZEND_METHOD(TagCache_AbstractBackend, load)
 		RETURN_THROWS();
 	}
 	if (do_load(o, id, dntcv, return_value) != TC_OK) {
+		TC_RAISE(o);
 		RETURN_FALSE;
 	}
 }
@@ -385,6 +429,8 @@ ZEND_METHOD(TagCache_AbstractBackend, loadMany)
 		ZVAL_DEREF(v);
 		if (do_load(o, Z_STR_P(v), false, &data) == TC_OK) {
 			zend_symtable_update(Z_ARRVAL_P(return_value), Z_STR_P(v), &data);
+		} else if (raised(o)) {
+			RETURN_THROWS();
 		}
 	} ZEND_HASH_FOREACH_END();
 }
@@ -404,6 +450,7 @@ ZEND_METHOD(TagCache_AbstractBackend, test)
 		RETURN_THROWS();
 	}
 	if (o->be->load(o->state, S(id), 0, NULL, NULL, NULL, NULL, &meta) != TC_OK) {
+		TC_RAISE(o);
 		RETURN_FALSE;
 	}
 	RETURN_LONG((zend_long)meta.mtime);
@@ -456,6 +503,7 @@ ZEND_METHOD(TagCache_AbstractBackend, save)
 	err[0] = '\0';
 	r = o->be->save(o->state, S(id), S(data), t, nt, expire, err);
 	efree(t);
+	TC_RAISE(o);
 	if (r != TC_OK) {
 		warn(o, "save", err);
 		RETURN_FALSE;
@@ -476,7 +524,12 @@ ZEND_METHOD(TagCache_AbstractBackend, remove)
 	if (!check_id(id, 1)) {
 		RETURN_THROWS();
 	}
-	RETURN_BOOL(o->be->remove(o->state, S(id)) == TC_OK);
+	{
+		int r = o->be->remove(o->state, S(id));
+
+		TC_RAISE(o);
+		RETURN_BOOL(r == TC_OK);
+	}
 }
 
 static bool parse_mode(zend_string *mode, tc_clean_mode *out)
@@ -531,6 +584,7 @@ ZEND_METHOD(TagCache_AbstractBackend, clean)
 	err[0] = '\0';
 	r = o->be->clean(o->state, m, t, nt, err);
 	efree(t);
+	TC_RAISE(o);
 	if (r == TC_ERR) {
 		warn(o, "clean", err);
 		RETURN_FALSE;
@@ -563,6 +617,7 @@ static void list_ids(INTERNAL_FUNCTION_PARAMETERS, tc_ids_mode mode, bool has_ta
 		o->be->ids(o->state, mode, t, nt, emit_list, return_value);
 	}
 	efree(t);
+	TC_RAISE(o);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, getIds)
@@ -593,6 +648,7 @@ ZEND_METHOD(TagCache_AbstractBackend, getTags)
 	TC_CHECK(o);
 	array_init(return_value);
 	o->be->tags(o->state, emit_list, return_value);
+	TC_RAISE(o);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, getFillingPercentage)
@@ -601,7 +657,12 @@ ZEND_METHOD(TagCache_AbstractBackend, getFillingPercentage)
 
 	ZEND_PARSE_PARAMETERS_NONE();
 	TC_CHECK(o);
-	RETURN_LONG(o->be->fill(o->state));
+	{
+		int pct = o->be->fill(o->state);
+
+		TC_RAISE(o);
+		RETURN_LONG(pct);
+	}
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, getMetadatas)
@@ -622,6 +683,7 @@ ZEND_METHOD(TagCache_AbstractBackend, getMetadatas)
 	array_init(&tags);
 	if (o->be->metadata(o->state, S(id), &meta, emit_list, &tags) != TC_OK) {
 		zval_ptr_dtor(&tags);
+		TC_RAISE(o);
 		RETURN_FALSE;
 	}
 	array_init_size(return_value, 3);
@@ -649,7 +711,12 @@ ZEND_METHOD(TagCache_AbstractBackend, touch)
 		zend_argument_value_error(2, "is out of range");
 		RETURN_THROWS();
 	}
-	RETURN_BOOL(o->be->touch(o->state, S(id), extra) == TC_OK);
+	{
+		int r = o->be->touch(o->state, S(id), extra);
+
+		TC_RAISE(o);
+		RETURN_BOOL(r == TC_OK);
+	}
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, getCapabilities)
@@ -675,6 +742,7 @@ ZEND_METHOD(TagCache_AbstractBackend, stats)
 	TC_CHECK(o);
 	array_init(return_value);
 	o->be->stats(o->state, emit_stat, return_value);
+	TC_RAISE(o);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, verify)
@@ -685,6 +753,7 @@ ZEND_METHOD(TagCache_AbstractBackend, verify)
 	TC_CHECK(o);
 	array_init(return_value);
 	o->be->verify(o->state, emit_list, return_value);
+	TC_RAISE(o);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, ___expire)
@@ -702,6 +771,7 @@ ZEND_METHOD(TagCache_AbstractBackend, ___expire)
 		RETURN_THROWS();
 	}
 	o->be->expire_now(o->state, S(id));
+	TC_RAISE(o);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, __serialize)
@@ -736,6 +806,13 @@ void tc_class_minit(void)
 	tc_ce_abstract = register_class_TagCache_AbstractBackend(tc_ce_backend);
 	tc_ce_shm = register_class_TagCache_Shm(tc_ce_abstract);
 	tc_ce_file = register_class_TagCache_File(tc_ce_abstract);
+#ifdef HAVE_TAGCACHE_REDIS
+	tc_ce_redis = register_class_TagCache_Redis(tc_ce_abstract);
+	tc_ce_redis->create_object = tc_create;
+#ifdef ZEND_ACC_NOT_SERIALIZABLE
+	tc_ce_redis->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
+#endif
+#endif
 
 	memcpy(&tc_handlers, zend_get_std_object_handlers(), sizeof(tc_handlers));
 	tc_handlers.offset = XtOffsetOf(tc_object, std);

@@ -178,7 +178,8 @@ static zend_result set_spec(tc_object *o, const tc_option_spec *s, zval *v)
 		memcpy(field, &x, sizeof(x));
 		return SUCCESS;
 	}
-	case TC_OPT_STRING: {
+	case TC_OPT_STRING:
+	case TC_OPT_SECRET: {
 		zend_string *str;
 
 		if (Z_TYPE_P(v) != IS_STRING && Z_TYPE_P(v) != IS_LONG) {
@@ -402,6 +403,9 @@ zend_result tc_option_get(tc_object *o, zend_string *name, zval *rv)
 	}
 	case TC_OPT_STRING:
 		ZVAL_STRING(rv, field);
+		break;
+	case TC_OPT_SECRET:
+		ZVAL_STRING(rv, *field ? "********" : "");
 		break;
 	case TC_OPT_BOOL:
 	case TC_OPT_MODE: {

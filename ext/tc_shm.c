@@ -1555,4 +1555,5 @@ const tc_backend tc_backend_shm = {
 	shm_expire_now,
 	shm_stats,
 	shm_verify,
+	NULL,  /* failure: shm has no connection to lose */
 };

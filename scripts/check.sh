@@ -43,6 +43,28 @@ run() {
 	total_f=$((total_f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
 	total_s=$((total_s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/')))
 }
+# The network backends are optional: a build without them compiles
+# (-Werror) and has none of their classes. Built in a copy of the sources.
+compile_out() {
+	local dir ok=1
+	dir=$(mktemp -d /tmp/tagcache-minimal.XXXXXX)
+	mkdir "$dir/ext"
+	cp config.m4 "$dir/" && cp ext/*.c ext/*.h ext/*.stub.php "$dir/ext/" || ok=0
+	if [ "$ok" = 1 ]; then
+		(cd "$dir" && phpize >/dev/null 2>&1 && ./configure --enable-tagcache CFLAGS="-O2 -Wall -Wextra -Werror" >/dev/null \
+			&& make -j"$(nproc)" >/dev/null) || ok=0
+	fi
+	if [ "$ok" = 1 ] && php -n -d "extension=$dir/modules/tagcache.so" -r \
+		'exit(class_exists("TagCache\\Shm") && !class_exists("TagCache\\Redis") ? 0 : 1);'; then
+		echo "build without the network backends: ok (TagCache\\Redis absent)"
+		total_p=$((total_p + 1))
+	else
+		echo "build without the network backends: FAILED"
+		total_f=$((total_f + 1))
+	fi
+	rm -rf "$dir"
+}
+compile_out
 run tests
 if [ "$VALGRIND" = 1 ]; then
 	run --valgrind tests

@@ -9,6 +9,7 @@ PKGS=(
 	valgrind util-linux procps
 	clang libclang-rt-14-dev llvm-14
 	libhiredis-dev libmemcached-dev redis-server memcached
+	redis-sentinel zlib1g-dev liblz4-dev libzstd-dev
 	php-apcu php-redis php-memcached php-symfony-cache
 	php-cache-integration-tests phpunit
 	php-pear php-psr-simple-cache php-psr-cache php-cache-tag-interop composer
