@@ -1091,4 +1091,5 @@ const tc_backend tc_backend_file = {
 	file_expire_now,
 	file_stats,
 	file_verify,
+	NULL,  /* failure: no connection to lose */
 };
