@@ -601,16 +601,20 @@ static int evict_one(tc_shm_map *m, int64_t now)
  * must double) may never appear that way on a full, fragmented heap. */
 static int make_contiguous(tc_shm_map *m, uint32_t units, int64_t now)
 {
-	uint32_t end = m->heap_units - 1, attempt;
+	uint32_t end = m->heap_units - 1, attempt, tick = (uint32_t)m->hdr->version;
+	uint32_t best_age = 0, n = 0, i;
+	tc_ref best_start = 0, best_end = 0;
+	uint32_t ids[256];
 
+	/* Of up to 8 windows around LRU victims, take the one whose most
+	 * recently read entry is the least recent: the coldest region. */
 	for (attempt = 0; attempt < 8; attempt++) {
 		int expired;
-		uint32_t victim = pick_victim(m, now, &expired), steps = 0, acc = 0, n = 0;
+		uint32_t victim = pick_victim(m, now, &expired), steps = 0, acc = 0, young;
 		tc_ref start, r;
-		uint32_t ids[256];
 
 		if (!victim) {
-			return 0;
+			break;
 		}
 		start = r = m->slots[victim - 1].blk;
 		while (r < end && acc < units + 2 && steps++ < 4096) {
@@ -631,24 +635,43 @@ static int make_contiguous(tc_shm_map *m, uint32_t units, int64_t now)
 		if (acc < units + 2) {
 			continue;
 		}
-		for (r = start; r < end && n < 256;) {
-			tc_blk *b = TC_BLK(m, r);
-			uint32_t size = b->size;
+		young = UINT32_MAX;
+		for (tc_ref x = start; x < r; x += TC_BLK(m, x)->size) {
+			tc_blk *b = TC_BLK(m, x);
 
-			if (b->type == TC_B_ENTRY && b->aux >= 1 && b->aux <= m->nslots
-			    && m->slots[b->aux - 1].blk == r) {
-				ids[n++] = b->aux;
+			if (b->type == TC_B_ENTRY && b->aux >= 1 && b->aux <= m->nslots) {
+				uint32_t age = tick - m->slots[b->aux - 1].atime;
+
+				if (age < young) {
+					young = age;
+				}
 			}
-			if (r + size >= start + acc) {
-				break;
-			}
-			r += size;
 		}
-		remove_list(m, ids, n, NULL);
-		m->hdr->evictions += n;
-		return n > 0;
+		if (!best_end || young > best_age) {
+			best_age = young;
+			best_start = start;
+			best_end = r;
+		}
 	}
-	return 0;
+	if (!best_end) {
+		return 0;
+	}
+	for (tc_ref x = best_start; x < best_end && n < 256; x += TC_BLK(m, x)->size) {
+		tc_blk *b = TC_BLK(m, x);
+
+		if (b->type == TC_B_ENTRY && b->aux >= 1 && b->aux <= m->nslots
+		    && m->slots[b->aux - 1].blk == x) {
+			ids[n++] = b->aux;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!slot_entry_chk(m, ids[i])) {
+			return 0;
+		}
+	}
+	remove_list(m, ids, n, NULL);
+	m->hdr->evictions += n;
+	return n > 0;
 }
 
 /* Makes room: expired entries first, then least recently used. */
@@ -668,6 +691,7 @@ static int make_room(tc_shm_map *m, int64_t now)
 static tc_ref alloc_room(tc_shm_map *m, uint32_t units, uint16_t type, int64_t now)
 {
 	uint32_t tries;
+	uint64_t used0 = m->hdr->bytes_used;
 
 	for (tries = 0; tries <= m->nslots + 1; tries++) {
 		tc_ref r = tc_alloc(m, units, type);
@@ -675,7 +699,10 @@ static tc_ref alloc_room(tc_shm_map *m, uint32_t units, uint16_t type, int64_t n
 		if (r || m->tainted) {
 			return r;
 		}
-		if (tries >= 8 && make_contiguous(m, units, now)) {
+		/* Single evictions have freed eight times the size asked for, and still
+		 * no block fits: the heap is fragmented, clear a run instead. */
+		if (used0 > m->hdr->bytes_used && used0 - m->hdr->bytes_used >= (uint64_t)units * TC_UNIT * 8
+		    && make_contiguous(m, units, now)) {
 			continue;
 		}
 		if (!make_room(m, now)) {
@@ -953,6 +980,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	uint64_t tnlen = 0, need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
 	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
+	uint64_t used0;
 	tc_entry *e;
 	unsigned char *w;
 	int64_t now = tc_now();
@@ -1011,6 +1039,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 
 	/* Tag records and room in their member arrays, evicting if needed;
 	 * the new block is not in the index, so eviction cannot take it. */
+	used0 = H->bytes_used;
 	for (tries = 0;; tries++) {
 		int ok = 1;
 		uint32_t want = 0;
@@ -1043,7 +1072,9 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 			goto full;
 		}
 		/* a few single evictions first; then clear a run big enough */
-		if (!(want && tries >= 4 && make_contiguous(m, want, now)) && !make_room(m, now)) {
+		if (!(want && used0 > H->bytes_used && used0 - H->bytes_used >= (uint64_t)want * TC_UNIT * 8
+		      && make_contiguous(m, want, now))
+		    && !make_room(m, now)) {
 			goto full;
 		}
 	}
