@@ -684,6 +684,45 @@ static void write_seeds(const char *out)
 			seed_file(out, n++, buf, len);
 		}
 	}
+	/* while mapped, a length field of the first entry (k0's, of variant 0,
+	 * and k0's of variant 1's first block) or its block size made huge,
+	 * then reads: the lock-free reader must bounds-check them */
+	for (v = 0; v < 2; v++) {
+		static const uint8_t fields[] = {0, 40, 44, 48, 52};
+		static const uint8_t reads[] = {2, 0, 0, 0, 3, 0, 0, 0, 2, 0, 1, 0, 2, 1, 0, 0};
+
+		for (r = 0; r < sizeof(fields); r++) {
+			size_t len = 0;
+
+			buf[len++] = (uint8_t)(0x80 | v);
+			buf[len++] = 1;
+			buf[len++] = 5;              /* near the start of a block */
+			buf[len++] = fields[r];      /* block 0, this offset */
+			buf[len++] = 0;
+			buf[len++] = 3;              /* 4 bytes */
+			buf[len++] = 0xf0;
+			buf[len++] = 0xff;
+			buf[len++] = 0xff;
+			buf[len++] = 0x0f;
+			memcpy(buf + len, reads, sizeof(reads));
+			len += sizeof(reads);
+			seed_file(out, n++, buf, len);
+		}
+	}
+	/* regression, as fuzz_shm found it: patches that damage a tag-name
+	 * length; the walk at attach followed it off the end of the mapping */
+	{
+		static const uint8_t names[] = {
+			0x00, 0x28, 0xff, 0xff, 0x28, 0x00, 0x00, 0x4f, 0x01, 0x00, 0x20, 0x60,
+			0x04, 0x00, 0xff, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda,
+			0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda,
+			0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xda, 0xff,
+			0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x03, 0x05, 0x01, 0x00,
+			0x42, 0x01, 0x02, 0x01,
+		};
+
+		seed_file(out, n++, names, sizeof(names));
+	}
 	/* regression: the first entry's expiry (block offset 24) set to
 	 * INT64_MAX, then touch(+100 years) overflowed before it saturated */
 	{

@@ -67,6 +67,9 @@ if [ "$UNIT" = 1 ]; then
 	"$B/shm_unit" ${UNIT_ARGS:-} 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
+	# a run that died (a sanitizer abort) left its segments behind
+	dir=$(sed -n 's/^shm_unit: seed [0-9]*, segments in //p' "$out" | head -1)
+	case "$dir" in /dev/shm/tc-cunit.*|/tmp/tc-cunit.*) rm -rf "$dir" ;; esac
 	rm -f "$out"
 	if [ -z "$line" ]; then
 		ko "shm_unit ended without a summary (exit status $rc)"
