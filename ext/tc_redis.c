@@ -332,6 +332,12 @@ static void args_free(args_t *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* entries one script call removes: unpack() in Redis's Lua has a limit */
+static int64_t chunk_of(const tcr_state *st)
+{
+	return st->cfg.remove_chunk_size < 5000 ? st->cfg.remove_chunk_size : 5000;
+}
+
 static int want_verify(tcr_state *st, int shard, int *on_replica)
 {
 	tcr_conn *cn;
@@ -489,9 +495,10 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
                       int64_t expire, char *err)
 {
 	tcr_state *st = sp;
-	char H[KEYBUF], es[24], ns[24], gs[24];
+	char H[KEYBUF], es[40], ns[24], gs[24];
 	int shard = tcr_shard_of(st, id.p, id.len);
 	int64_t now = now_s();
+	double score;
 	size_t reclen = 0, i, hl;
 	char *rec;
 	args_t a;
@@ -514,7 +521,9 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 		 * grace) would drop its links while it still exists. */
 		expire = now - 1;
 	}
-	rec = tcr_record_build(st, data, tags, ntags, expire, now, &reclen);
+	/* the save's score: its expire plus a version (see tc_redis_lua.c) */
+	score = (double)expire * TCR_SCORE_SCALE + (double)(tcr_rand() & 0xffff);
+	rec = tcr_record_build(st, data, tags, ntags, score, now, &reclen);
 	args_init(&a, 2 * ntags + 9);
 	/* KEYS: entry, id index, registry, the tags' keys */
 	args_key(&a, st, shard, 'e', id.p, id.len);
@@ -527,7 +536,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	args_add(&a, H, hl);
 	args_add(&a, id.p, id.len);
 	args_add(&a, rec, reclen);
-	args_add(&a, es, (size_t)i64s(es, expire));
+	args_add(&a, es, (size_t)snprintf(es, sizeof(es), "%.0f", score));
 	args_add(&a, ns, (size_t)i64s(ns, now));
 	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
 	for (i = 0; i < ntags; i++) {
@@ -612,11 +621,13 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	int ret = TC_OK, phase;
 	args_t a;
 
-	args_init(&a, 2 * ntags + 10);
-	/* KEYS: id index, registry, working set, the tags' keys */
+	args_init(&a, 2 * ntags + 11);
+	/* KEYS: id index, registry, two working sets, the tags' keys */
 	args_key(&a, st, shard, 'i', NULL, 0);
 	args_key(&a, st, shard, 'T', NULL, 0);
-	snprintf(tmp, sizeof(tmp), "%ld.%lu.%d", (long)getpid(), ++st->tmp_seq, rand());
+	snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
+	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
+	strcat(tmp, ".2");
 	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
 	for (i = 0; i < ntags; i++) {
 		args_key(&a, st, shard, 't', tags[i].p, tags[i].len);
@@ -625,7 +636,7 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	args_add(&a, mode, strlen(mode));
 	args_add(&a, ns, (size_t)i64s(ns, now_s()));
 	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
-	args_add(&a, cs, (size_t)i64s(cs, st->cfg.remove_chunk_size));
+	args_add(&a, cs, (size_t)i64s(cs, chunk_of(st)));
 	phase = a.n;
 	args_add(&a, "0", 1);
 	for (i = 0; i < ntags; i++) {
@@ -640,7 +651,7 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 		long long left;
 
 		a.v[phase] = loops == 0 ? "0" : "1";
-		r = tcr_eval(st, shard, TCR_LUA_CLEAN, 0, (int)(3 + ntags), a.n, a.v, a.l);
+		r = tcr_eval(st, shard, TCR_LUA_CLEAN, 0, (int)(4 + ntags), a.n, a.v, a.l);
 		if (!r) {
 			ret = TC_ERR;
 			break;
@@ -652,7 +663,7 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 		}
 		left = r->integer;
 		tcr_reply_free(r);
-		if (left <= 0 || (!strcmp(mode, "old") && left < st->cfg.remove_chunk_size)) {
+		if (left <= 0 || (!strcmp(mode, "old") && left < chunk_of(st))) {
 			break;
 		}
 	}
@@ -682,7 +693,7 @@ static int gc_tags(tcr_state *st, int shard)
 	argv[6] = "200";
 	lens[6] = 3;
 	argv[7] = cs;
-	lens[7] = (size_t)i64s(cs, st->cfg.remove_chunk_size);
+	lens[7] = (size_t)i64s(cs, chunk_of(st));
 	for (loops = 0; loops < LOOPS_MAX; loops++) {
 		redisReply *r;
 		long long seen, kept;
@@ -793,10 +804,12 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 		int offi;
 		args_t a;
 
-		args_init(&a, 2 * ntags + 8);
-		/* KEYS: id index, working set, the tags' keys */
+		args_init(&a, 2 * ntags + 9);
+		/* KEYS: id index, two working sets, the tags' keys */
 		args_key(&a, st, s, 'i', NULL, 0);
-		snprintf(tmp, sizeof(tmp), "%ld.%lu.%d", (long)getpid(), ++st->tmp_seq, rand());
+		snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
+		args_key(&a, st, s, 'x', tmp, strlen(tmp));
+		strcat(tmp, ".2");
 		args_key(&a, st, s, 'x', tmp, strlen(tmp));
 		for (i = 0; i < ntags; i++) {
 			args_key(&a, st, s, 't', tags[i].p, tags[i].len);
@@ -819,7 +832,7 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 			size_t k, n;
 
 			a.l[offi] = (size_t)i64s(os, off);
-			r = tcr_eval(st, s, TCR_LUA_IDS, 0, (int)(2 + ntags), a.n, a.v, a.l);
+			r = tcr_eval(st, s, TCR_LUA_IDS, 0, (int)(3 + ntags), a.n, a.v, a.l);
 			if (!r) {
 				ret = TC_ERR;
 				break;
@@ -903,41 +916,44 @@ static int redis_tags(void *sp, tc_emit_fn emit, void *ctx)
 		long loops;
 
 		for (loops = 0; loops < LOOPS_MAX; loops++) {
-			const char *argv[7] = {"ZRANGEBYSCORE", key, ns, "+inf", "LIMIT", os, "10000"};
+			char ik[KEYBUF], tmp[KEYBUF], H[KEYBUF];
+			const char *argv[7] = {key, ik, tmp, ns, os, "1000", H};
 			size_t lens[7];
 			redisReply *r;
-			size_t n;
+			long long seen;
 
-			lens[0] = 13;
-			lens[1] = tcr_key(st, s, 'T', NULL, 0, key, sizeof(key));
-			lens[2] = (size_t)i64s(ns, now_s());
-			lens[3] = 4;
-			lens[4] = 5;
-			lens[5] = (size_t)i64s(os, off);
-			lens[6] = 5;
-			r = tcr_shard_cmd(st, s, 0, 7, argv, lens);
+			lens[0] = tcr_key(st, s, 'T', NULL, 0, key, sizeof(key));
+			lens[1] = tcr_key(st, s, 'i', NULL, 0, ik, sizeof(ik));
+			snprintf(H, sizeof(H), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
+			lens[2] = tcr_key(st, s, 'x', H, strlen(H), tmp, sizeof(tmp));
+			lens[3] = (size_t)i64s(ns, now_s());
+			lens[4] = (size_t)i64s(os, off);
+			lens[5] = 4;
+			lens[6] = tcr_shard_prefix(st, s, H, sizeof(H));
+			r = tcr_eval(st, s, TCR_LUA_TAGS, 0, 3, 7, argv, lens);
 			if (!r) {
 				ret = TC_ERR;
 				break;
 			}
-			if (r->type != REDIS_REPLY_ARRAY) {
+			if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] || !r->element[1]
+			    || r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_ARRAY) {
 				ret = tcr_reply_err(st, NULL, r, "list tags");
 				tcr_reply_free(r);
 				break;
 			}
-			n = r->elements;
-			if (take_strings(all, r) != 0) {
+			seen = r->element[0]->integer;
+			if (take_strings(all, r->element[1]) != 0) {
 				ret = tcr_fail(st, "out of memory");
 			}
 			tcr_reply_free(r);
-			if (n < PAGE) {
+			if (seen < 1000) {
 				break;
 			}
-			off += PAGE;
+			off += 1000;
 		}
 	}
 	if (ret == TC_OK) {
-		if (st->nshards > 1 && all->elements > 1) {
+		if (all->elements > 1) {
 			qsort(all->element, all->elements, sizeof(*all->element), cmp_reply);
 			for (i = 0, w = 0; i < all->elements; i++) {
 				if (w > 0 && cmp_reply(&all->element[w - 1], &all->element[i]) == 0) {

@@ -28,6 +28,7 @@
 #define TCR_NODES_MAX   64       /* cluster masters */
 #define TCR_HDR         26       /* entry record header, see tc_redis_cmd.c */
 #define TCR_HASHTAG_MAX 24
+#define TCR_SCORE_SCALE 65536.0  /* a save's score: expire * 65536 + version */
 
 /* on_error */
 #define TCR_ON_ERROR_MISS      0
@@ -157,6 +158,7 @@ redisReply *tcr_conn_recv(tcr_state *st, tcr_conn *cn);
 void tcr_reply_free(redisReply *r);
 int tcr_fail(tcr_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tcr_log_failure(const char *msg);
+uint32_t tcr_rand(void);
 int tcr_reply_err(tcr_state *st, tcr_conn *cn, redisReply *r, const char *what);
 tcr_conn *tcr_master(tcr_state *st);
 tcr_conn *tcr_reader(tcr_state *st);
@@ -189,7 +191,7 @@ typedef struct {
 } tcr_record;
 int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only);
 char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t ntags,
-                       int64_t expire, int64_t mtime, size_t *outlen);
+                       double score, int64_t mtime, size_t *outlen);
 
 /* tc_redis_lua.c */
 enum {
@@ -201,6 +203,7 @@ enum {
 	TCR_LUA_META,
 	TCR_LUA_LOADV,    /* load that checks the entry's tag links (verify_tags) */
 	TCR_LUA_GCTAGS,
+	TCR_LUA_TAGS,     /* getTags: registry names with a valid link */
 	TCR_LUA_VERIFY,
 	TCR_LUA_COUNT
 };

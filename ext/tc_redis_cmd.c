@@ -21,7 +21,8 @@
  *
  *   0   u8      format version (1)
  *   1   u8      codec of the value: 0 none, 1 gzip, 2 lz4, 3 zstd
- *   2   f64 LE  expire (unix time; 9999999999 = never)
+ *   2   f64 LE  the save's score: expire (unix time; 9999999999 = never)
+ *               * 65536 + a 16-bit version (tc_redis_lua.c)
  *   10  f64 LE  mtime
  *   18  u32 LE  length of the tag list
  *   22  u32 LE  length of the value once decompressed
@@ -137,9 +138,8 @@ static uint32_t get_u32(const char *p)
 	return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
 }
 
-static void put_f64(char *p, int64_t v)
+static void put_f64(char *p, double d)
 {
-	double d = (double)v;
 	uint64_t u;
 	int i;
 
@@ -149,7 +149,7 @@ static void put_f64(char *p, int64_t v)
 	}
 }
 
-static int get_f64(const char *p, int64_t *out)
+static int get_f64(const char *p, double *out)
 {
 	const unsigned char *b = (const unsigned char *)p;
 	uint64_t u = 0;
@@ -163,7 +163,7 @@ static int get_f64(const char *p, int64_t *out)
 	if (!isfinite(d) || d > 9.2e18 || d < -9.2e18) {
 		return -1;
 	}
-	*out = (int64_t)d;
+	*out = d;
 	return 0;
 }
 
@@ -172,14 +172,17 @@ static int get_f64(const char *p, int64_t *out)
 int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only)
 {
 	uint32_t tl;
+	double score, mtime;
 
 	if (len < TCR_HDR || (unsigned char)p[0] != 1 || (unsigned char)p[1] > TCR_CODEC_ZSTD) {
 		return -1;
 	}
 	r->codec = (unsigned char)p[1];
-	if (get_f64(p + 2, &r->expire) != 0 || get_f64(p + 10, &r->mtime) != 0) {
+	if (get_f64(p + 2, &score) != 0 || get_f64(p + 10, &mtime) != 0) {
 		return -1;
 	}
+	r->expire = (int64_t)floor(score / TCR_SCORE_SCALE);
+	r->mtime = (int64_t)mtime;
 	tl = get_u32(p + 18);
 	r->raw_len = get_u32(p + 22);
 	r->tags_len = tl;
@@ -202,7 +205,7 @@ int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only)
 }
 
 char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t ntags,
-                       int64_t expire, int64_t mtime, size_t *outlen)
+                       double score, int64_t mtime, size_t *outlen)
 {
 	size_t tl = 0, i, off, cap, clen;
 	int codec = TCR_CODEC_NONE;
@@ -223,8 +226,8 @@ char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t nt
 		return NULL;
 	}
 	rec[0] = 1;
-	put_f64(rec + 2, expire);
-	put_f64(rec + 10, mtime);
+	put_f64(rec + 2, score);
+	put_f64(rec + 10, (double)mtime);
 	put_u32(rec + 18, (uint32_t)tl);
 	put_u32(rec + 22, (uint32_t)data.len);
 	off = TCR_HDR;

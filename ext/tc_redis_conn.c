@@ -71,6 +71,29 @@ static void on_fork_child(void)
 	fork_gen++;
 }
 
+/* A small per-process generator for the versions of saves (xorshift64*),
+ * seeded again in a forked child so parent and child differ. */
+uint32_t tcr_rand(void)
+{
+	static uint64_t x;
+	static unsigned long seeded_gen;
+
+	if (!x || seeded_gen != fork_gen) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x ^= (uint64_t)ts.tv_nsec * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid() << 32 ^ (uint64_t)ts.tv_sec;
+		if (!x) {
+			x = UINT64_C(0x2545F4914F6CDD1D);
+		}
+		seeded_gen = fork_gen;
+	}
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	return (uint32_t)((x * UINT64_C(0x2545F4914F6CDD1D)) >> 32);
+}
+
 void tcr_conn_global_init(void)
 {
 	static int done;

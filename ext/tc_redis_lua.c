@@ -5,33 +5,50 @@
  * Every script works inside one shard: all the keys it touches share the
  * shard's hash tag (one cluster slot), so each script is atomic, and on a
  * cluster it runs on the node that owns the slot. H (the shard's key
- * prefix, "<prefix>{<hashtag>}") comes in ARGV[1]; KEYS[1] is a key of the
- * shard, for routing.
+ * prefix, "<prefix>{<hashtag>}") comes in ARGV[1].
  *
- *   H.."e:"..id    STRING  the entry record (tc_redis_cmd.c): version,
- *                          codec, expire, mtime, its tags, the value
- *   H.."t:"..tag   ZSET    ids carrying the tag, scored by expire
- *   H.."i"         ZSET    every id, scored by expire
- *   H.."T"         ZSET    every tag, scored by its longest expire
- *   H.."x:"..n     ZSET    a clean's or a listing's working set (600 s TTL)
+ *   H.."e:"..id    STRING  the entry record (tc_redis_cmd.c)
+ *   H.."i"         ZSET    every id, scored by its save's score
+ *   H.."t:"..tag   ZSET    the links of a tag: id -> the score it was saved with
+ *   H.."T"         ZSET    every tag, scored by (about) its longest expire
+ *   H.."x:"..n     ZSET    working sets of cleans and listings (600 s TTL)
+ *
+ * Versioned links. A save's score is expire * 65536 + a random 16-bit
+ * version: an integer below 2^53, exact in a double, and kept as an integer
+ * by Redis (a fractional score in a small sorted set is a string that every
+ * ZADD parses again: 9x slower). It is stored in the record, the id index
+ * and every tag link. The id index is exact; a link is valid only when its
+ * score is the id's score in the index. So a clean deletes its entries and
+ * their index members (two variadic calls) and leaves their links in other
+ * tags behind: they no longer match and never count (listings and cleans
+ * keep only matching links: ZINTERSTORE tag, index WEIGHTS 1 -1 = 0). Such
+ * stale links go when their score expires (every link of a finite entry
+ * does) and the links of dropped forever entries are removed at once. A
+ * save or a remove unlinks an entry's former tags eagerly (rare, and it
+ * keeps a re-saved id from being listed under a tag it lost).
  *
  * Index keys (t:, i, T) expire with their longest-lived member: a key's
- * TTL is kept at least max(score - now, 0) + grace, and a key holding a
- * forever member has none. So when every entry of a tag has expired, its
- * metadata expires too, clean('old') or not. Members that expired long ago
- * (score < now - grace - 1, their entries are gone) are trimmed by the saves
- * that touch the key and by clean('old').
+ * TTL is kept at least max(expire - now, 0) + grace + 2 (plus a slack of
+ * 1/16 of the lifetime, at most 60 s, so that it is not rewritten on every
+ * save), and a key holding a forever member has none. When every entry of
+ * a tag has expired, its metadata expires too, clean('old') or not. Links
+ * whose score is older than now - grace - 1 are trimmed whenever a save
+ * refreshes the key's TTL, and by clean('old').
  *
  * Keys: every key a script knows before it runs is declared in KEYS (so a
  * cluster node can answer MOVED, ASK or TRYAGAIN before anything runs);
  * the tags an entry had before are read from its record and not declared.
  *
  * Order: a script can stop half-way (a slot migrating under it on a
- * cluster, where an undeclared key may be refused). Every script therefore
- * writes an entry's links before the entry, and the entry before it
- * removes links it no longer has; it removes an entry before its links: stopped anywhere, it leaves at most a stale link
- * (an id listed under a tag it no longer carries: a clean by that tag
- * removes one entry too many), never an entry a clean cannot reach.
+ * cluster, where an undeclared key may be refused). Scripts write an
+ * entry's links before the entry and the entry before they remove links it
+ * no longer has, and remove an entry before its links: stopped anywhere,
+ * they leave at most a stale link, never an entry a clean cannot reach.
+ *
+ * Memory: Redis refuses only a script's first write when it is over
+ * maxmemory. A save's first write is a ZADD (refused: save() is false); a
+ * clean's and a listing's first write is a DEL, so they run when Redis is
+ * full (invalidation must never be refused).
  *
  * Time: scripts get "now" from the client (the same clock that computed
  * the expiries) and only ever set relative TTLs (EXPIRE, SET EX), so the
@@ -133,131 +150,149 @@ static void sha1_hex(const char *s, size_t len, char out[41])
 
 /* -------------------------------------------------------------- scripts */
 
-#define PRELUDE \
-"local NEVER = 9999999999\n" \
-/* expire, mtime and tags of an entry record, nil when there is none */ \
-"local function hdr(k)\n" \
-"  local h = redis.call('GETRANGE', k, 0, 25)\n" \
-"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n" \
-"  local e = struct.unpack('<d', h, 3)\n" \
-"  local m = struct.unpack('<d', h, 11)\n" \
-"  local tl = struct.unpack('<I4', h, 19)\n" \
-"  local tags = {}\n" \
-"  if tl > 0 then\n" \
-"    local tb = redis.call('GETRANGE', k, 26, 25 + tl)\n" \
-"    local p, n = 1, #tb\n" \
-"    while p + 1 <= n do\n" \
-"      local l = struct.unpack('<I2', tb, p)\n" \
-"      tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n" \
-"      p = p + 2 + l\n" \
-"    end\n" \
-"  end\n" \
-"  return e, m, tags\n" \
-"end\n" \
-"local function ttl_for(s, now, grace)\n" \
-"  local t = math.max(s - now, 0) + grace\n" \
-"  if t < 1 then t = 1 end\n" \
-"  return t\n" \
-"end\n" \
-/* an index key outlives its members' entries by 2 s (second rounding) */ \
-"local function ittl(s, now, grace)\n" \
-"  return ttl_for(s, now, grace) + 2\n" \
-"end\n" \
-/* seconds of slack for a lifetime: 1/16 of it, at most a minute */ \
-"local function slack(s, now)\n" \
-"  return math.min(60, math.floor(math.max(s - now, 0) / 16))\n" \
-"end\n" \
-/* member mb of index key k now has score s; the key lives at least as
- * long. A TTL that must grow grows by some slack more, so that a stream of
- * saves refreshes it now and then, not every time; returns true when it
- * did (the time to trim the key's long-expired members too). */ \
-"local function add(k, mb, s, now, grace)\n" \
-"  local ttl = redis.call('TTL', k)\n" \
-"  redis.call('ZADD', k, s, mb)\n" \
-"  if s >= NEVER then\n" \
-"    if ttl >= 0 then redis.call('PERSIST', k) end\n" \
-"    return false\n" \
-"  end\n" \
-"  local need = ittl(s, now, grace)\n" \
-"  if ttl == -2 or (ttl >= 0 and ttl < need) then\n" \
-"    redis.call('EXPIRE', k, need + slack(s, now))\n" \
-"    return true\n" \
-"  end\n" \
-"  return false\n" \
-"end\n" \
-/* the TTL of k from its largest score (after its longest-lived member
- * left); returns that score */ \
-"local function settle(k, now, grace)\n" \
-"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n" \
-"  if #top == 0 then return nil end\n" \
-"  local ts = tonumber(top[2])\n" \
-"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n" \
-"  return ts\n" \
-"end\n" \
-/* takes mb out of index key k. When mb was its longest-lived member, the
- * key's TTL (and the tag's score in the registry rk) follow the next one
- * down; an emptied tag leaves the registry. */ \
-"local function unlink(k, mb, rk, name, now, grace)\n" \
-"  local s = redis.call('ZSCORE', k, mb)\n" \
-"  if not s then return end\n" \
-"  redis.call('ZREM', k, mb)\n" \
-"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n" \
-"  if #top == 0 then\n" \
-"    if rk then unlink(rk, name, nil, nil, now, grace) end\n" \
-"  elseif tonumber(s) > tonumber(top[2]) then\n" \
-"    local ts = settle(k, now, grace)\n" \
-"    if rk and ts then\n" \
-"      local rs = redis.call('ZSCORE', rk, name)\n" \
-"      if rs and tonumber(rs) > ts then\n" \
-"        redis.call('ZADD', rk, ts, name)\n" \
-"        if tonumber(rs) >= tonumber(redis.call('ZRANGE', rk, -1, -1, 'WITHSCORES')[2]) then settle(rk, now, grace) end\n" \
-"      end\n" \
-"    end\n" \
-"  end\n" \
-"end\n" \
-/* removes an entry, then its links (see "order" above) */ \
-"local function drop(H, id, now, grace)\n" \
-"  local ek = H .. 'e:' .. id\n" \
-"  local e, m, tags = hdr(ek)\n" \
-"  local n = redis.call('DEL', ek)\n" \
-"  unlink(H .. 'i', id, nil, nil, now, grace)\n" \
-"  if tags then\n" \
-"    for _, t in ipairs(tags) do unlink(H .. 't:' .. t, id, H .. 'T', t, now, grace) end\n" \
-"  end\n" \
-"  return n\n" \
-"end\n"
+/* Generated from readable Lua: every script begins with the same prelude
+ * of helpers (hdr, ttl_for, ittl, slack, settle, add, unlink, valid, drop)
+ * where it needs them. */
 
-/* KEYS: entry, id index, tag registry, the new tags' keys;
- * ARGV: H, id, record, expire, now, grace, tags... */
-static const char lua_save[] = PRELUDE
+/*
+ * KEYS: entry, id index, registry, the tags' keys;
+ * ARGV: H, id, record, score, now, grace, tags...
+ * Links first, then the entry, then the links of tags it no longer has.
+ * The registry also holds each index key's TTL deadline (the id index under
+ * the name '', which no tag can have): one ZMSCORE tells which keys need
+ * their TTL pushed, so a save usually costs one ZADD per tag.
+ */
+static const char lua_save[] =
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
+"end\n"
+"local function n2s(x)\n"
+"  return string.format('%.0f', x)\n"
+"end\n"
+"local function hdr(k)\n"
+"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
+"  local m = struct.unpack('<d', h, 11)\n"
+"  local tl = struct.unpack('<I4', h, 19)\n"
+"  local tb = ''\n"
+"  if tl > 0 then\n"
+"    if 26 + tl <= #h then tb = string.sub(h, 27, 26 + tl)\n"
+"    else tb = redis.call('GETRANGE', k, 26, 25 + tl) end\n"
+"  end\n"
+"  local tags, p, n = {}, 1, #tb\n"
+"  while p + 1 <= n do\n"
+"    local l = struct.unpack('<I2', tb, p)\n"
+"    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
+"    p = p + 2 + l\n"
+"  end\n"
+"  return e, m, tags\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
+"end\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 2\n"
+"end\n"
+"local function slack(s, now)\n"
+"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"end\n"
+"local function settle(k, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  return ts\n"
+"end\n"
+"local function add(k, mb, s, now, grace)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, s, mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
+"  end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, need + slack(s, now))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local s = redis.call('ZSCORE', k, mb)\n"
+"  if not s then return end\n"
+"  redis.call('ZREM', k, mb)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    local ts = settle(k, now, grace)\n"
+"    if rk and ts then\n"
+"      local rs = redis.call('ZSCORE', rk, name)\n"
+"      if rs and tonumber(rs) > ts then\n"
+"        redis.call('ZADD', rk, ts, name)\n"
+"        settle(rk, now, grace)\n"
+"      end\n"
+"    end\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function drop(H, ik, ids, now, grace)\n"
+"  if #ids == 0 then return 0 end\n"
+"  local sc = redis.call('ZMSCORE', ik, unpack(ids))\n"
+"  local keys, forever = {}, {}\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"    end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
+"  end\n"
+"  return n\n"
+"end\n"
 "local H, id, rec = ARGV[1], ARGV[2], ARGV[3]\n"
 "local s, now, grace = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
-"local ek, ik, rk = KEYS[1], H .. 'i', H .. 'T'\n"
+"local ek, ik, rk = KEYS[1], KEYS[2], KEYS[3]\n"
 "local oe, om, old = hdr(ek)\n"
-"local lost_forever = oe and oe >= NEVER and s < NEVER\n"
-"local old_cut = '(' .. (now - grace - 1)\n"
-/* the first write is a ZADD, refused when Redis is out of memory (once a
- * script has written, Redis lets it go on past maxmemory) */
-"if add(ik, id, s, now, grace) then redis.call('ZREMRANGEBYSCORE', ik, '-inf', old_cut) end\n"
-"if lost_forever then settle(ik, now, grace) end\n"
 "local n = #ARGV - 6\n"
-"if n > 0 then\n"
-/* registry scores are rounded up by the slack: a tag saved often is
- * written to the registry now and then, not every time */
-"  local rs = redis.call('ZMSCORE', rk, unpack(ARGV, 7))\n"
-"  local rsc = s\n"
-"  if s < NEVER then\n"
-"    local g = math.max(1, slack(s, now))\n"
-"    rsc = math.ceil(s / g) * g\n"
-"  end\n"
-"  for i = 1, n do\n"
-"    local t = ARGV[6 + i]\n"
-"    local tk = H .. 't:' .. t\n"
-"    if add(tk, id, s, now, grace) then redis.call('ZREMRANGEBYSCORE', tk, '-inf', old_cut) end\n"
-"    if lost_forever then settle(tk, now, grace) end\n"
-"    if not rs[i] or tonumber(rs[i]) < s then add(rk, t, rsc, now, grace) end\n"
-"  end\n"
+"local cut = '(' .. n2s((now - grace - 1) * S)\n"
+"local rsc = s\n"
+"if s < NEVER then\n"
+"  local g = math.max(1, slack(s, now))\n"
+"  rsc = math.ceil(s / (g * S)) * g * S\n"
 "end\n"
+"local rs = redis.call('ZMSCORE', rk, '', unpack(ARGV, 7))\n"
+"local function link(k, name, r)\n"
+"  redis.call('ZADD', k, s, id)\n"
+"  if r and tonumber(r) >= s then return end\n"
+"  if s >= NEVER then\n"
+"    redis.call('PERSIST', k)\n"
+"  else\n"
+"    redis.call('EXPIRE', k, ittl(rsc, now, grace))\n"
+"    redis.call('ZREMRANGEBYSCORE', k, '-inf', cut)\n"
+"  end\n"
+"  add(rk, name, rsc, now, grace)\n"
+"end\n"
+"link(ik, '', rs[1])\n"
+"for i = 1, n do link(KEYS[3 + i], ARGV[6 + i], rs[i + 1]) end\n"
 "if s >= NEVER then\n"
 "  redis.call('SET', ek, rec)\n"
 "else\n"
@@ -272,110 +307,567 @@ static const char lua_save[] = PRELUDE
 "end\n"
 "return 1\n";
 
-/* KEYS: entry, id index, tag registry; ARGV: H, id, now, grace */
-static const char lua_remove[] = PRELUDE
-"return drop(ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]))\n";
+/* KEYS: entry, id index, registry; ARGV: H, id, now, grace */
+static const char lua_remove[] =
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
+"end\n"
+"local function n2s(x)\n"
+"  return string.format('%.0f', x)\n"
+"end\n"
+"local function hdr(k)\n"
+"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
+"  local m = struct.unpack('<d', h, 11)\n"
+"  local tl = struct.unpack('<I4', h, 19)\n"
+"  local tb = ''\n"
+"  if tl > 0 then\n"
+"    if 26 + tl <= #h then tb = string.sub(h, 27, 26 + tl)\n"
+"    else tb = redis.call('GETRANGE', k, 26, 25 + tl) end\n"
+"  end\n"
+"  local tags, p, n = {}, 1, #tb\n"
+"  while p + 1 <= n do\n"
+"    local l = struct.unpack('<I2', tb, p)\n"
+"    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
+"    p = p + 2 + l\n"
+"  end\n"
+"  return e, m, tags\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
+"end\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 2\n"
+"end\n"
+"local function slack(s, now)\n"
+"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"end\n"
+"local function settle(k, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  return ts\n"
+"end\n"
+"local function add(k, mb, s, now, grace)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, s, mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
+"  end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, need + slack(s, now))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local s = redis.call('ZSCORE', k, mb)\n"
+"  if not s then return end\n"
+"  redis.call('ZREM', k, mb)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    local ts = settle(k, now, grace)\n"
+"    if rk and ts then\n"
+"      local rs = redis.call('ZSCORE', rk, name)\n"
+"      if rs and tonumber(rs) > ts then\n"
+"        redis.call('ZADD', rk, ts, name)\n"
+"        settle(rk, now, grace)\n"
+"      end\n"
+"    end\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function drop(H, ik, ids, now, grace)\n"
+"  if #ids == 0 then return 0 end\n"
+"  local sc = redis.call('ZMSCORE', ik, unpack(ids))\n"
+"  local keys, forever = {}, {}\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"    end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
+"  end\n"
+"  return n\n"
+"end\n"
+"local H, id, now, grace = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+"local e, m, tags = hdr(KEYS[1])\n"
+"local n = redis.call('DEL', KEYS[1])\n"
+"unlink(KEYS[2], id, KEYS[3], '', now, grace)\n"
+"if tags then\n"
+"  for _, t in ipairs(tags) do unlink(H .. 't:' .. t, id, KEYS[3], t, now, grace) end\n"
+"end\n"
+"return n\n";
 
-/* KEYS: id index, tag registry, working set, the tags' keys;
+/*
+ * KEYS: id index, registry, working set, second working set, the tags' keys;
  * ARGV: H, mode, now, grace, chunk, phase, tags...
- * mode: any | all | not (tag modes, through a working set), old, flush.
- * Removes at most chunk entries; returns what is left to do (0: done). */
-static const char lua_clean[] = PRELUDE
+ * mode: any | all | not (the ids validly linked to the tags, gathered in the
+ * working set on phase 0), old, flush. Drops at most chunk entries; returns
+ * what is left to do (0: done). A clean of one tag with few entries is one
+ * call; its tag keys are unlinked whole.
+ */
+static const char lua_clean[] =
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
+"end\n"
+"local function n2s(x)\n"
+"  return string.format('%.0f', x)\n"
+"end\n"
+"local function hdr(k)\n"
+"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
+"  local m = struct.unpack('<d', h, 11)\n"
+"  local tl = struct.unpack('<I4', h, 19)\n"
+"  local tb = ''\n"
+"  if tl > 0 then\n"
+"    if 26 + tl <= #h then tb = string.sub(h, 27, 26 + tl)\n"
+"    else tb = redis.call('GETRANGE', k, 26, 25 + tl) end\n"
+"  end\n"
+"  local tags, p, n = {}, 1, #tb\n"
+"  while p + 1 <= n do\n"
+"    local l = struct.unpack('<I2', tb, p)\n"
+"    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
+"    p = p + 2 + l\n"
+"  end\n"
+"  return e, m, tags\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
+"end\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 2\n"
+"end\n"
+"local function slack(s, now)\n"
+"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"end\n"
+"local function settle(k, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  return ts\n"
+"end\n"
+"local function add(k, mb, s, now, grace)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, s, mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
+"  end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, need + slack(s, now))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local s = redis.call('ZSCORE', k, mb)\n"
+"  if not s then return end\n"
+"  redis.call('ZREM', k, mb)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    local ts = settle(k, now, grace)\n"
+"    if rk and ts then\n"
+"      local rs = redis.call('ZSCORE', rk, name)\n"
+"      if rs and tonumber(rs) > ts then\n"
+"        redis.call('ZADD', rk, ts, name)\n"
+"        settle(rk, now, grace)\n"
+"      end\n"
+"    end\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function drop(H, ik, ids, now, grace)\n"
+"  if #ids == 0 then return 0 end\n"
+"  local sc = redis.call('ZMSCORE', ik, unpack(ids))\n"
+"  local keys, forever = {}, {}\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"    end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
+"  end\n"
+"  return n\n"
+"end\n"
 "local H, mode = ARGV[1], ARGV[2]\n"
-"local now, grace, chunk = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
-"local tmp, phase = KEYS[3], ARGV[6]\n"
-"local ik, rk = H .. 'i', H .. 'T'\n"
+"local now, grace, chunk, phase = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]\n"
+"local ik, rk, tmp, tmp2 = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n"
 "if mode == 'old' then\n"
-"  local ids = redis.call('ZRANGEBYSCORE', ik, '-inf', '(' .. now, 'LIMIT', 0, chunk)\n"
-"  for _, id in ipairs(ids) do drop(H, id, now, grace) end\n"
+"  local ids = redis.call('ZRANGEBYSCORE', ik, '-inf', '(' .. n2s(now * S), 'LIMIT', 0, chunk)\n"
+"  drop(H, ik, ids, now, grace)\n"
 "  return #ids\n"
 "end\n"
 "if mode == 'flush' then\n"
 "  local ids = redis.call('ZRANGE', ik, 0, chunk - 1)\n"
-"  for _, id in ipairs(ids) do drop(H, id, now, grace) end\n"
-"  if #ids > 0 then return #ids end\n"
-"  local work = 0\n"
-"  local tags = redis.call('ZRANGE', rk, 0, chunk - 1)\n"
-"  for _, t in ipairs(tags) do\n"
-"    local tk = H .. 't:' .. t\n"
-"    local mbs = redis.call('ZRANGE', tk, 0, chunk - 1)\n"
-"    for _, id in ipairs(mbs) do drop(H, id, now, grace); redis.call('ZREM', tk, id) end\n"
-"    work = work + #mbs\n"
-"    if redis.call('EXISTS', tk) == 0 then redis.call('ZREM', rk, t); work = work + 1 end\n"
-"    if work >= chunk then return work end\n"
+"  if #ids > 0 then\n"
+"    drop(H, ik, ids, now, grace)\n"
+"    return #ids\n"
 "  end\n"
-"  return work\n"
-"end\n"
-"if phase == '0' then\n"
-/* a DEL first: a clean frees memory, it must run when Redis is full, and
- * Redis refuses only a script's first write when out of memory */
-"  redis.call('DEL', tmp)\n"
+"  local tags = redis.call('ZRANGE', rk, 0, chunk - 1)\n"
+"  if #tags == 0 then return 0 end\n"
 "  local keys = {}\n"
-"  for i = 7, #ARGV do keys[#keys + 1] = H .. 't:' .. ARGV[i] end\n"
-"  if mode == 'any' then redis.call('ZUNIONSTORE', tmp, #keys, unpack(keys))\n"
-"  elseif mode == 'all' then redis.call('ZINTERSTORE', tmp, #keys, unpack(keys))\n"
-"  else redis.call('ZDIFFSTORE', tmp, #keys + 1, ik, unpack(keys)) end\n"
+"  for i = 1, #tags do keys[i] = H .. 't:' .. tags[i] end\n"
+"  redis.call('UNLINK', unpack(keys))\n"
+"  redis.call('ZREM', rk, unpack(tags))\n"
+"  return #tags\n"
+"end\n"
+"local n = #KEYS - 4\n"
+"if phase == '0' then\n"
+"  redis.call('DEL', tmp)\n"
+"  if mode == 'all' then\n"
+"    valid(KEYS[5], ik, tmp)\n"
+"    for i = 2, n do\n"
+"      valid(KEYS[4 + i], ik, tmp2)\n"
+"      redis.call('ZINTERSTORE', tmp, 2, tmp, tmp2)\n"
+"    end\n"
+"  else\n"
+"    for i = 1, n do\n"
+"      valid(KEYS[4 + i], ik, tmp2)\n"
+"      redis.call('ZUNIONSTORE', tmp, 2, tmp, tmp2)\n"
+"    end\n"
+"    if mode == 'not' then redis.call('ZDIFFSTORE', tmp, 2, ik, tmp) end\n"
+"  end\n"
+"  redis.call('DEL', tmp2)\n"
 "  redis.call('EXPIRE', tmp, 600)\n"
 "end\n"
 "local ids = redis.call('ZRANGE', tmp, 0, chunk - 1)\n"
-"for _, id in ipairs(ids) do drop(H, id, now, grace) end\n"
+"drop(H, ik, ids, now, grace)\n"
 "if #ids > 0 then redis.call('ZREMRANGEBYRANK', tmp, 0, #ids - 1) end\n"
-"return redis.call('ZCARD', tmp)\n";
-
-/* KEYS: id index, working set, the tags' keys; ARGV: H, mode, now, offset,
- * count, tags...
- * mode: all | any | all_of | not. One page of live ids; the working set of
- * the tag modes is made on the first page and dropped after the last. */
-static const char lua_ids[] =
-"local H, mode, now = ARGV[1], ARGV[2], tonumber(ARGV[3])\n"
-"local tmp, off, cnt = KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5])\n"
-"local ik = H .. 'i'\n"
-"local src = ik\n"
-"if mode ~= 'all' then\n"
-"  src = tmp\n"
-"  if off == 0 then\n"
-"    redis.call('DEL', tmp)\n"
-"    local keys = {}\n"
-"    for i = 6, #ARGV do keys[#keys + 1] = H .. 't:' .. ARGV[i] end\n"
-"    local n = #keys\n"
-"    if mode == 'not' then\n"
-"      redis.call('ZDIFFSTORE', tmp, n + 1, ik, unpack(keys))\n"
-"    else\n"
-/* scores are expiries: keep them (not their sum) to filter live ids */
-"      keys[n + 1] = 'AGGREGATE'\n"
-"      if mode == 'any' then\n"
-"        keys[n + 2] = 'MAX'\n"
-"        redis.call('ZUNIONSTORE', tmp, n, unpack(keys))\n"
-"      else\n"
-"        keys[n + 2] = 'MIN'\n"
-"        redis.call('ZINTERSTORE', tmp, n, unpack(keys))\n"
-"      end\n"
+"local left = redis.call('ZCARD', tmp)\n"
+"if left == 0 and mode == 'any' then\n"
+"  for i = 1, n do\n"
+"    local tk = KEYS[4 + i]\n"
+"    local gone = phase == '0'\n"
+"    if not gone then\n"
+"      valid(tk, ik, tmp2)\n"
+"      gone = redis.call('ZCARD', tmp2) == 0\n"
+"      redis.call('DEL', tmp2)\n"
 "    end\n"
-"    redis.call('EXPIRE', tmp, 600)\n"
+"    if gone then\n"
+"      redis.call('UNLINK', tk)\n"
+"      redis.call('ZREM', rk, ARGV[6 + i])\n"
+"    end\n"
 "  end\n"
 "end\n"
-"local page = redis.call('ZRANGEBYSCORE', src, now, '+inf', 'LIMIT', off, cnt)\n"
-"if src == tmp and #page < cnt then redis.call('DEL', tmp) end\n"
+"return left\n";
+
+/*
+ * KEYS: id index, working set, second working set, the tags' keys;
+ * ARGV: H, mode, now, offset, count, tags... One page of live ids; the working
+ * set of the tag modes is made on the first page and dropped after the last.
+ */
+static const char lua_ids[] =
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
+"end\n"
+"local function n2s(x)\n"
+"  return string.format('%.0f', x)\n"
+"end\n"
+"local function hdr(k)\n"
+"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
+"  local m = struct.unpack('<d', h, 11)\n"
+"  local tl = struct.unpack('<I4', h, 19)\n"
+"  local tb = ''\n"
+"  if tl > 0 then\n"
+"    if 26 + tl <= #h then tb = string.sub(h, 27, 26 + tl)\n"
+"    else tb = redis.call('GETRANGE', k, 26, 25 + tl) end\n"
+"  end\n"
+"  local tags, p, n = {}, 1, #tb\n"
+"  while p + 1 <= n do\n"
+"    local l = struct.unpack('<I2', tb, p)\n"
+"    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
+"    p = p + 2 + l\n"
+"  end\n"
+"  return e, m, tags\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
+"end\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 2\n"
+"end\n"
+"local function slack(s, now)\n"
+"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"end\n"
+"local function settle(k, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  return ts\n"
+"end\n"
+"local function add(k, mb, s, now, grace)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, s, mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
+"  end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, need + slack(s, now))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local s = redis.call('ZSCORE', k, mb)\n"
+"  if not s then return end\n"
+"  redis.call('ZREM', k, mb)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    local ts = settle(k, now, grace)\n"
+"    if rk and ts then\n"
+"      local rs = redis.call('ZSCORE', rk, name)\n"
+"      if rs and tonumber(rs) > ts then\n"
+"        redis.call('ZADD', rk, ts, name)\n"
+"        settle(rk, now, grace)\n"
+"      end\n"
+"    end\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function drop(H, ik, ids, now, grace)\n"
+"  if #ids == 0 then return 0 end\n"
+"  local sc = redis.call('ZMSCORE', ik, unpack(ids))\n"
+"  local keys, forever = {}, {}\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"    end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
+"  end\n"
+"  return n\n"
+"end\n"
+"local mode, now, off, cnt = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+"local ik, tmp, tmp2 = KEYS[1], KEYS[2], KEYS[3]\n"
+"if mode == 'all' then\n"
+"  return redis.call('ZRANGEBYSCORE', ik, n2s(now * S), '+inf', 'LIMIT', off, cnt)\n"
+"end\n"
+"local n = #KEYS - 3\n"
+"if off == 0 then\n"
+"  redis.call('DEL', tmp)\n"
+"  if mode == 'all_of' then\n"
+"    valid(KEYS[4], ik, tmp)\n"
+"    for i = 2, n do\n"
+"      valid(KEYS[3 + i], ik, tmp2)\n"
+"      redis.call('ZINTERSTORE', tmp, 2, tmp, tmp2)\n"
+"    end\n"
+"  else\n"
+"    for i = 1, n do\n"
+"      valid(KEYS[3 + i], ik, tmp2)\n"
+"      redis.call('ZUNIONSTORE', tmp, 2, tmp, tmp2)\n"
+"    end\n"
+"  end\n"
+"  redis.call('DEL', tmp2)\n"
+"  if mode == 'not' then\n"
+"    redis.call('ZDIFFSTORE', tmp, 2, ik, tmp)\n"
+"  else\n"
+"    redis.call('ZINTERSTORE', tmp, 2, tmp, ik, 'WEIGHTS', 0, 1)\n"
+"  end\n"
+"  redis.call('EXPIRE', tmp, 600)\n"
+"end\n"
+"local page = redis.call('ZRANGEBYSCORE', tmp, n2s(now * S), '+inf', 'LIMIT', off, cnt)\n"
+"if #page < cnt then redis.call('DEL', tmp) end\n"
 "return page\n";
 
-/* KEYS: entry, id index, tag registry; ARGV: H, id, extra, now, grace,
- * force_expired. A later expiry goes to the index scores before the
- * record, an earlier one after it: half-done, the scores are never below
- * the record's expiry, so trimming cannot drop a link too early. */
-static const char lua_touch[] = PRELUDE
+/*
+ * KEYS: entry, id index, registry; ARGV: H, id, extra, now, grace,
+ * force_expired. The score keeps its version. A later expiry goes to the
+ * links before the record, an earlier one after it.
+ */
+static const char lua_touch[] =
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
+"end\n"
+"local function n2s(x)\n"
+"  return string.format('%.0f', x)\n"
+"end\n"
+"local function hdr(k)\n"
+"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
+"  local m = struct.unpack('<d', h, 11)\n"
+"  local tl = struct.unpack('<I4', h, 19)\n"
+"  local tb = ''\n"
+"  if tl > 0 then\n"
+"    if 26 + tl <= #h then tb = string.sub(h, 27, 26 + tl)\n"
+"    else tb = redis.call('GETRANGE', k, 26, 25 + tl) end\n"
+"  end\n"
+"  local tags, p, n = {}, 1, #tb\n"
+"  while p + 1 <= n do\n"
+"    local l = struct.unpack('<I2', tb, p)\n"
+"    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
+"    p = p + 2 + l\n"
+"  end\n"
+"  return e, m, tags\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
+"end\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 2\n"
+"end\n"
+"local function slack(s, now)\n"
+"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"end\n"
+"local function settle(k, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  return ts\n"
+"end\n"
+"local function add(k, mb, s, now, grace)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, s, mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
+"  end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, need + slack(s, now))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local s = redis.call('ZSCORE', k, mb)\n"
+"  if not s then return end\n"
+"  redis.call('ZREM', k, mb)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    local ts = settle(k, now, grace)\n"
+"    if rk and ts then\n"
+"      local rs = redis.call('ZSCORE', rk, name)\n"
+"      if rs and tonumber(rs) > ts then\n"
+"        redis.call('ZADD', rk, ts, name)\n"
+"        settle(rk, now, grace)\n"
+"      end\n"
+"    end\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function drop(H, ik, ids, now, grace)\n"
+"  if #ids == 0 then return 0 end\n"
+"  local sc = redis.call('ZMSCORE', ik, unpack(ids))\n"
+"  local keys, forever = {}, {}\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"    end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
+"  end\n"
+"  return n\n"
+"end\n"
 "local H, id = ARGV[1], ARGV[2]\n"
 "local extra, now, grace, force = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1'\n"
-"local ek = KEYS[1]\n"
+"local ek, ik, rk = KEYS[1], KEYS[2], KEYS[3]\n"
 "local e, m, tags = hdr(ek)\n"
 "if not e then return 0 end\n"
+"local v = e % S\n"
 "local ne\n"
 "if force then\n"
-"  ne = now - 1\n"
+"  ne = (now - 1) * S + v\n"
 "else\n"
-"  if e < now then return 0 end\n"
+"  if e < now * S then return 0 end\n"
 "  if e >= NEVER then return 1 end\n"
-"  ne = e + extra\n"
-"  if ne < now - 1 then ne = now - 1 end\n"
+"  local x = sec(e) + extra\n"
+"  if x < now - 1 then x = now - 1 end\n"
+"  ne = x * S + v\n"
 "  redis.call('SETRANGE', ek, 10, struct.pack('<d', now))\n"
 "end\n"
 "local function record()\n"
@@ -383,20 +875,18 @@ static const char lua_touch[] = PRELUDE
 "  redis.call('EXPIRE', ek, ttl_for(ne, now, grace))\n"
 "end\n"
 "if ne < e then record() end\n"
-"local rk = H .. 'T'\n"
-"add(H .. 'i', id, ne, now, grace)\n"
-"if e >= NEVER then settle(H .. 'i', now, grace) end\n"
+"add(ik, id, ne, now, grace)\n"
+"local ci = redis.call('ZSCORE', rk, '')\n"
+"if not ci or tonumber(ci) < ne then add(rk, '', ne, now, grace) end\n"
 "for _, t in ipairs(tags) do\n"
-"  local tk = H .. 't:' .. t\n"
-"  add(tk, id, ne, now, grace)\n"
-"  if e >= NEVER then settle(tk, now, grace) end\n"
+"  add(H .. 't:' .. t, id, ne, now, grace)\n"
 "  local cur = redis.call('ZSCORE', rk, t)\n"
 "  if not cur or tonumber(cur) < ne then add(rk, t, ne, now, grace) end\n"
 "end\n"
 "if ne >= e then record() end\n"
 "return 1\n";
 
-/* KEYS[1] entry: its header and tags, without the value */
+/* KEYS: entry. Its header and tags, without the value. */
 static const char lua_meta[] =
 "local h = redis.call('GETRANGE', KEYS[1], 0, 25)\n"
 "if #h < 26 then return false end\n"
@@ -405,60 +895,413 @@ static const char lua_meta[] =
 "if tl == 0 then return h end\n"
 "return h .. redis.call('GETRANGE', KEYS[1], 26, 25 + tl)\n";
 
-/* KEYS: entry, id index; ARGV: H, id, now, grace, read_only.
- * A load that also checks the entry's links: under an eviction policy
- * Redis may evict a tag's key (which a later save may create again,
- * without this entry) and keep an entry that a clean by that tag could
- * then never reach. Such an entry is a miss (and removed, on a master).
- * Membership, not key existence, is what is checked, for that reason. */
-static const char lua_loadv[] = PRELUDE
+/*
+ * KEYS: entry, id index; ARGV: H, id, now, grace, read_only.
+ * A load that also checks the entry's links: under an eviction policy Redis
+ * may evict a tag's key (which a later save may create again without this
+ * entry), and an entry a clean by that tag could not reach must not be
+ * served. A link is checked by its score (the save's version), not by the
+ * key's existence. Such an entry is a miss, and removed on a master.
+ */
+static const char lua_loadv[] =
 "local v = redis.call('GET', KEYS[1])\n"
 "if not v then return false end\n"
 "if #v < 26 or string.byte(v, 1) ~= 1 then return v end\n"
-"local H, now = ARGV[1], tonumber(ARGV[3])\n"
+"local H, id, now = ARGV[1], ARGV[2], tonumber(ARGV[3])\n"
 "local e = struct.unpack('<d', v, 3)\n"
-"if e < now then return v end\n"
+"if e < now * 65536 then return v end\n"
 "local tl = struct.unpack('<I4', v, 19)\n"
-"local id = ARGV[2]\n"
-"local ok = redis.call('ZSCORE', H .. 'i', id)\n"
+"local ok = tonumber(redis.call('ZSCORE', KEYS[2], id) or -1) == e\n"
 "local p, stop = 27, 26 + tl\n"
 "while ok and p + 1 <= stop do\n"
 "  local l = struct.unpack('<I2', v, p)\n"
-"  ok = redis.call('ZSCORE', H .. 't:' .. string.sub(v, p + 2, p + 1 + l), id)\n"
+"  ok = tonumber(redis.call('ZSCORE', H .. 't:' .. string.sub(v, p + 2, p + 1 + l), id) or -1) == e\n"
 "  p = p + 2 + l\n"
 "end\n"
 "if ok then return v end\n"
-"if ARGV[5] ~= '1' then drop(H, id, now, tonumber(ARGV[4])) end\n"
+"if ARGV[5] ~= '1' then\n"
+"  redis.call('DEL', KEYS[1])\n"
+"  redis.call('ZREM', KEYS[2], id)\n"
+"  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"end\n"
 "return false\n";
 
-/* KEYS: tag registry, id index; ARGV: H, now, grace, offset, count, chunk.
- * clean('old'), second pass: expired members of every tag, with their
- * entries; tags left empty leave the registry. Returns {tags seen, tags
- * kept}. */
-static const char lua_gctags[] = PRELUDE
-"local H, now, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-"local off, cnt, chunk = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
-"local rk = KEYS[1]\n"
-"local tags = redis.call('ZRANGE', rk, off, off + cnt - 1)\n"
-"local kept, work = 0, 0\n"
-"for _, t in ipairs(tags) do\n"
-"  local tk = H .. 't:' .. t\n"
-"  if work < chunk then\n"
-"    local ids = redis.call('ZRANGEBYSCORE', tk, '-inf', '(' .. now, 'LIMIT', 0, chunk - work)\n"
-"    for _, id in ipairs(ids) do drop(H, id, now, grace); redis.call('ZREM', tk, id) end\n"
-"    work = work + #ids\n"
-"  end\n"
-"  if redis.call('EXISTS', tk) == 0 then unlink(rk, t, nil, nil, now, grace) else kept = kept + 1 end\n"
+/*
+ * KEYS: registry, id index; ARGV: H, now, grace, offset, count.
+ * clean('old'), second pass: links of expired entries leave every tag,
+ * tags left empty leave the registry. Returns {tags seen, tags kept}.
+ */
+static const char lua_gctags[] =
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
 "end\n"
-"return {#tags, kept}\n";
-
-/* KEYS: id index, tag registry; ARGV: H, now, grace, ids... (entries found
- * by SCAN).
- * Problems, one string each: an entry live or expired less than grace ago
- * without its links, an index key that would expire before its entry. */
-static const char lua_verify[] = PRELUDE
+"local function n2s(x)\n"
+"  return string.format('%.0f', x)\n"
+"end\n"
+"local function hdr(k)\n"
+"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
+"  local m = struct.unpack('<d', h, 11)\n"
+"  local tl = struct.unpack('<I4', h, 19)\n"
+"  local tb = ''\n"
+"  if tl > 0 then\n"
+"    if 26 + tl <= #h then tb = string.sub(h, 27, 26 + tl)\n"
+"    else tb = redis.call('GETRANGE', k, 26, 25 + tl) end\n"
+"  end\n"
+"  local tags, p, n = {}, 1, #tb\n"
+"  while p + 1 <= n do\n"
+"    local l = struct.unpack('<I2', tb, p)\n"
+"    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
+"    p = p + 2 + l\n"
+"  end\n"
+"  return e, m, tags\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
+"end\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 2\n"
+"end\n"
+"local function slack(s, now)\n"
+"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"end\n"
+"local function settle(k, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  return ts\n"
+"end\n"
+"local function add(k, mb, s, now, grace)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, s, mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
+"  end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, need + slack(s, now))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local s = redis.call('ZSCORE', k, mb)\n"
+"  if not s then return end\n"
+"  redis.call('ZREM', k, mb)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    local ts = settle(k, now, grace)\n"
+"    if rk and ts then\n"
+"      local rs = redis.call('ZSCORE', rk, name)\n"
+"      if rs and tonumber(rs) > ts then\n"
+"        redis.call('ZADD', rk, ts, name)\n"
+"        settle(rk, now, grace)\n"
+"      end\n"
+"    end\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function drop(H, ik, ids, now, grace)\n"
+"  if #ids == 0 then return 0 end\n"
+"  local sc = redis.call('ZMSCORE', ik, unpack(ids))\n"
+"  local keys, forever = {}, {}\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"    end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
+"  end\n"
+"  return n\n"
+"end\n"
 "local H, now, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-"local ik, rk = H .. 'i', H .. 'T'\n"
+"local off, cnt = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+"local rk, ik = KEYS[1], KEYS[2]\n"
+"local names = redis.call('ZRANGE', rk, off, off + cnt - 1)\n"
+"local kept = 0\n"
+"for _, t in ipairs(names) do\n"
+"  local tk = ik\n"
+"  if t ~= '' then\n"
+"    tk = H .. 't:' .. t\n"
+"    redis.call('ZREMRANGEBYSCORE', tk, '-inf', '(' .. n2s(now * S))\n"
+"  end\n"
+"  if redis.call('TTL', tk) == -1 then settle(tk, now, grace) end\n"
+"  if redis.call('EXISTS', tk) == 0 then redis.call('ZREM', rk, t) else kept = kept + 1 end\n"
+"end\n"
+"return {#names, kept}\n";
+
+/*
+ * KEYS: registry, id index, working set; ARGV: now, offset, count, H.
+ * One page of the registry: {names read, the names with a valid link}.
+ */
+static const char lua_tags[] =
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
+"end\n"
+"local function n2s(x)\n"
+"  return string.format('%.0f', x)\n"
+"end\n"
+"local function hdr(k)\n"
+"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
+"  local m = struct.unpack('<d', h, 11)\n"
+"  local tl = struct.unpack('<I4', h, 19)\n"
+"  local tb = ''\n"
+"  if tl > 0 then\n"
+"    if 26 + tl <= #h then tb = string.sub(h, 27, 26 + tl)\n"
+"    else tb = redis.call('GETRANGE', k, 26, 25 + tl) end\n"
+"  end\n"
+"  local tags, p, n = {}, 1, #tb\n"
+"  while p + 1 <= n do\n"
+"    local l = struct.unpack('<I2', tb, p)\n"
+"    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
+"    p = p + 2 + l\n"
+"  end\n"
+"  return e, m, tags\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
+"end\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 2\n"
+"end\n"
+"local function slack(s, now)\n"
+"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"end\n"
+"local function settle(k, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  return ts\n"
+"end\n"
+"local function add(k, mb, s, now, grace)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, s, mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
+"  end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, need + slack(s, now))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local s = redis.call('ZSCORE', k, mb)\n"
+"  if not s then return end\n"
+"  redis.call('ZREM', k, mb)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    local ts = settle(k, now, grace)\n"
+"    if rk and ts then\n"
+"      local rs = redis.call('ZSCORE', rk, name)\n"
+"      if rs and tonumber(rs) > ts then\n"
+"        redis.call('ZADD', rk, ts, name)\n"
+"        settle(rk, now, grace)\n"
+"      end\n"
+"    end\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function drop(H, ik, ids, now, grace)\n"
+"  if #ids == 0 then return 0 end\n"
+"  local sc = redis.call('ZMSCORE', ik, unpack(ids))\n"
+"  local keys, forever = {}, {}\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"    end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
+"  end\n"
+"  return n\n"
+"end\n"
+"local rk, ik, tmp = KEYS[1], KEYS[2], KEYS[3]\n"
+"local now, H = tonumber(ARGV[1]), ARGV[4]\n"
+"local names = redis.call('ZRANGEBYSCORE', rk, n2s(now * S), '+inf', 'LIMIT', ARGV[2], ARGV[3])\n"
+"local out = {}\n"
+"for _, t in ipairs(names) do\n"
+"  if t ~= '' then\n"
+"    local tk = H .. 't:' .. t\n"
+"    local top = redis.call('ZRANGE', tk, -8, -1, 'WITHSCORES')\n"
+"    local live = false\n"
+"    for j = 1, #top, 2 do\n"
+"      local s = redis.call('ZSCORE', ik, top[j])\n"
+"      if s and tonumber(s) == tonumber(top[j + 1]) then\n"
+"        live = true\n"
+"        break\n"
+"      end\n"
+"    end\n"
+"    if not live and #top == 16 then\n"
+"      valid(tk, ik, tmp)\n"
+"      live = redis.call('ZCARD', tmp) > 0\n"
+"      redis.call('DEL', tmp)\n"
+"    end\n"
+"    if live then out[#out + 1] = t end\n"
+"  end\n"
+"end\n"
+"return {#names, out}\n";
+
+/*
+ * KEYS: id index, registry; ARGV: H, now, grace, ids... (entries found
+ * by SCAN). One string per problem: an entry live (or expired less than
+ * grace ago) without a valid link, an index key that would expire first.
+ */
+static const char lua_verify[] =
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
+"end\n"
+"local function n2s(x)\n"
+"  return string.format('%.0f', x)\n"
+"end\n"
+"local function hdr(k)\n"
+"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"  if #h < 26 or string.byte(h, 1) ~= 1 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
+"  local m = struct.unpack('<d', h, 11)\n"
+"  local tl = struct.unpack('<I4', h, 19)\n"
+"  local tb = ''\n"
+"  if tl > 0 then\n"
+"    if 26 + tl <= #h then tb = string.sub(h, 27, 26 + tl)\n"
+"    else tb = redis.call('GETRANGE', k, 26, 25 + tl) end\n"
+"  end\n"
+"  local tags, p, n = {}, 1, #tb\n"
+"  while p + 1 <= n do\n"
+"    local l = struct.unpack('<I2', tb, p)\n"
+"    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
+"    p = p + 2 + l\n"
+"  end\n"
+"  return e, m, tags\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
+"end\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 2\n"
+"end\n"
+"local function slack(s, now)\n"
+"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"end\n"
+"local function settle(k, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  return ts\n"
+"end\n"
+"local function add(k, mb, s, now, grace)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, s, mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
+"  end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, need + slack(s, now))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local s = redis.call('ZSCORE', k, mb)\n"
+"  if not s then return end\n"
+"  redis.call('ZREM', k, mb)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    local ts = settle(k, now, grace)\n"
+"    if rk and ts then\n"
+"      local rs = redis.call('ZSCORE', rk, name)\n"
+"      if rs and tonumber(rs) > ts then\n"
+"        redis.call('ZADD', rk, ts, name)\n"
+"        settle(rk, now, grace)\n"
+"      end\n"
+"    end\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function drop(H, ik, ids, now, grace)\n"
+"  if #ids == 0 then return 0 end\n"
+"  local sc = redis.call('ZMSCORE', ik, unpack(ids))\n"
+"  local keys, forever = {}, {}\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"    end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
+"  end\n"
+"  return n\n"
+"end\n"
+"local H, now, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+"local ik, rk = KEYS[1], KEYS[2]\n"
 "local out = {}\n"
 "local function keyttl(k)\n"
 "  local t = redis.call('PTTL', k)\n"
@@ -471,18 +1314,18 @@ static const char lua_verify[] = PRELUDE
 "  local e, m, tags = hdr(ek)\n"
 "  if not e then\n"
 "    if redis.call('EXISTS', ek) == 1 then out[#out + 1] = 'entry ' .. id .. ': unreadable record' end\n"
-"  elseif e >= now - grace - 1 then\n"
+"  elseif e >= (now - grace - 1) * S then\n"
 "    local et = keyttl(ek)\n"
 "    if (e >= NEVER) ~= (et == math.huge) then out[#out + 1] = 'entry ' .. id .. ': TTL does not match its expire' end\n"
 "    local si = redis.call('ZSCORE', ik, id)\n"
 "    if not si then out[#out + 1] = 'entry ' .. id .. ': not in the id index'\n"
-"    elseif tonumber(si) ~= e then out[#out + 1] = 'entry ' .. id .. ': id index score ' .. si .. ' is not its expire ' .. e\n"
+"    elseif tonumber(si) ~= e then out[#out + 1] = 'entry ' .. id .. ': id index score ' .. si .. ' is not its score ' .. n2s(e)\n"
 "    elseif keyttl(ik) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': the id index expires before it' end\n"
 "    for _, t in ipairs(tags) do\n"
 "      local tk = H .. 't:' .. t\n"
 "      local st = redis.call('ZSCORE', tk, id)\n"
 "      if not st then out[#out + 1] = 'entry ' .. id .. ': no link in tag ' .. t\n"
-"      elseif tonumber(st) ~= e then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' score ' .. st .. ' is not its expire ' .. e\n"
+"      elseif tonumber(st) ~= e then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' score ' .. st .. ' is not its score ' .. n2s(e)\n"
 "      elseif keyttl(tk) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' expires before it' end\n"
 "      if not redis.call('ZSCORE', rk, t) then out[#out + 1] = 'tag ' .. t .. ' of entry ' .. id .. ' is not in the tag registry' end\n"
 "    end\n"
@@ -500,7 +1343,8 @@ void tcr_lua_init(void)
 {
 	static int done;
 	static const char *const bodies[TCR_LUA_COUNT] = {
-		lua_save, lua_remove, lua_clean, lua_ids, lua_touch, lua_meta, lua_loadv, lua_gctags, lua_verify
+		lua_save, lua_remove, lua_clean, lua_ids, lua_touch, lua_meta, lua_loadv, lua_gctags, lua_tags,
+		lua_verify
 	};
 	int i;
 
