@@ -8,6 +8,7 @@
 #include "ext/standard/info.h"
 #include "php_tagcache.h"
 #include "tc_shm.h"
+#include "tc_util.h"
 #ifdef HAVE_TAGCACHE_REDIS
 #include "tc_redis.h"
 #endif
@@ -27,12 +28,20 @@ static void log_to_php(const char *msg)
 	}
 }
 
+/* A fatal error in the middle of a locked section, for the tests that
+ * prove the lock does not stay held (TAGCACHE_TEST_CRASH_MODE=fatal). */
+static void fatal_at(const char *point)
+{
+	zend_error_noreturn(E_ERROR, "tagcache test: fatal error at crash point %s", point);
+}
+
 static PHP_MINIT_FUNCTION(tagcache)
 {
 	(void)type;
 	REGISTER_INI_ENTRIES();
 	tc_crash_init();
 	tc_set_log_sink(log_to_php);
+	tc_set_crash_hook(fatal_at);
 	tc_class_minit();
 	return SUCCESS;
 }

@@ -12,6 +12,7 @@
 #include "zend_exceptions.h"
 #include "zend_attributes.h"
 #include "ext/spl/spl_exceptions.h"
+#include "ext/date/php_date.h"
 #include "php_tagcache.h"
 #include "tagcache_arginfo.h"
 #ifdef HAVE_TAGCACHE_REDIS
@@ -119,6 +120,36 @@ static tc_str *tags_arg(HashTable *ht, uint32_t arg, size_t *n)
 	}
 	out = safe_emalloc(cnt ? cnt : 1, sizeof(tc_str), 0);
 	if (!cnt) {
+		return out;
+	}
+	if (cnt <= 16) {
+		/* the usual case: a few tags, de-duplicated by comparison */
+		ZEND_HASH_FOREACH_VAL(ht, v) {
+			size_t j;
+
+			ZVAL_DEREF(v);
+			if (Z_TYPE_P(v) != IS_STRING) {
+				zend_argument_type_error(arg, "must contain only strings, %s found", zend_zval_type_name(v));
+				efree(out);
+				return NULL;
+			}
+			if (Z_STRLEN_P(v) == 0 || Z_STRLEN_P(v) > TC_TAG_MAX) {
+				zend_argument_value_error(arg, "must contain tags of 1 to %d bytes", TC_TAG_MAX);
+				efree(out);
+				return NULL;
+			}
+			for (j = 0; j < k; j++) {
+				if (out[j].len == Z_STRLEN_P(v) && memcmp(out[j].p, Z_STRVAL_P(v), out[j].len) == 0) {
+					break;
+				}
+			}
+			if (j == k) {
+				out[k].p = Z_STRVAL_P(v);
+				out[k].len = Z_STRLEN_P(v);
+				k++;
+			}
+		} ZEND_HASH_FOREACH_END();
+		*n = k;
 		return out;
 	}
 	zend_hash_init(&seen, cnt, NULL, NULL, 0);
@@ -465,7 +496,7 @@ ZEND_METHOD(TagCache_AbstractBackend, save)
 	if (!t) {
 		RETURN_THROWS();
 	}
-	expire = forever ? TC_EXPIRE_NEVER : (int64_t)time(NULL) + secs;
+	expire = forever ? TC_EXPIRE_NEVER : (int64_t)php_time() + secs;
 	err[0] = '\0';
 	r = o->be->save(o->state, S(id), S(data), t, nt, expire, err);
 	efree(t);

@@ -32,6 +32,18 @@ uint64_t tc_hash(const void *data, size_t len, uint64_t seed)
 	uint64_t h = seed ^ fold(seed ^ K0, (uint64_t)len ^ K1);
 	uint64_t a, b;
 
+	if (n > 64) {
+		/* two independent lanes, so the multiplies overlap */
+		uint64_t h2 = h ^ K2;
+
+		while (n > 32) {
+			h = fold(rd64(p) ^ K1, rd64(p + 8) ^ h);
+			h2 = fold(rd64(p + 16) ^ K3, rd64(p + 24) ^ h2);
+			p += 32;
+			n -= 32;
+		}
+		h ^= h2;
+	}
 	while (n > 16) {
 		h = fold(rd64(p) ^ K1, rd64(p + 8) ^ h);
 		p += 16;

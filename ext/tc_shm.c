@@ -80,12 +80,34 @@ static void sb_emit(sbuf *b, tc_emit_fn emit, void *ctx)
 	b->len = b->cap = 0;
 }
 
+/* Seconds of the realtime clock, as PHP's time() gives them. */
 int64_t tc_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec;
+}
+
+/* The read path's clock: the coarse clock is read from the vDSO page
+ * without touching the TSC (a full clock_gettime was an eighth of a load
+ * hit on a VM), but it lags the real one by up to a tick, so an expiry
+ * that falls in the current coarse second is checked on the real clock. */
+static inline int64_t now_coarse(void)
+{
+#ifdef CLOCK_REALTIME_COARSE
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) == 0) {
+		return (int64_t)ts.tv_sec;
+	}
+#endif
+	return tc_now();
+}
+
+static inline int expired_at(int64_t expire, int64_t coarse)
+{
+	return expire < coarse || (expire == coarse && expire < tc_now());
 }
 
 uint32_t tc_key_hash(const unsigned char *p, size_t len)
@@ -131,8 +153,10 @@ int tc_entry_sane(const tc_shm_map *m, tc_ref r)
 
 static inline void seq_begin(tc_shm_hdr *h)
 {
+	/* the odd value must be visible before any store of the change: a
+	 * release fence orders it before every later store */
 	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 static inline void seq_end(tc_shm_hdr *h)
@@ -154,6 +178,18 @@ static int wlock(tc_shm *s, char *err)
 	double t = s->lock_timeout > 0 ? s->lock_timeout : 5.0;
 	int r;
 
+	if (m->held) {
+		/* This process holds it already: a call bailed out of a locked
+		 * section (fatal error, timeout) and a shutdown function or the
+		 * next request is here. Release it; the next holder repairs. */
+		m->hdr->needs_repair = 1;
+		m->held = 0;
+		pthread_mutex_unlock(&m->hdr->lock);
+	}
+	r = pthread_mutex_trylock(&m->hdr->lock);
+	if (r == 0 || r == EOWNERDEAD) {
+		goto got;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += (time_t)t;
 	ts.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
@@ -162,6 +198,7 @@ static int wlock(tc_shm *s, char *err)
 		ts.tv_nsec -= 1000000000L;
 	}
 	r = pthread_mutex_timedlock(&m->hdr->lock, &ts);
+got:
 	if (r == EOWNERDEAD) {
 		m->held = 1;
 		m->hdr->lock_recoveries++;
@@ -508,14 +545,14 @@ static void sweep_expired(tc_shm_map *m, int64_t now)
 	free(ids);
 }
 
-/* Evicts one entry: an expired one if the sample finds it, else the least
- * recently read of a sample taken round the slot table (a CLOCK-like hand,
- * so every entry gets looked at in turn). 0 when the table is empty. */
-static int evict_one(tc_shm_map *m, int64_t now)
+/* The eviction victim: an expired entry if the sample finds one, else the
+ * least recently read of a sample taken round the slot table (a CLOCK-like
+ * hand, so every entry gets looked at in turn). 0 when the table is empty. */
+static uint32_t pick_victim(tc_shm_map *m, int64_t now, int *expired)
 {
 	uint32_t best = 0, best_age = 0, seen = 0, n, tick = (uint32_t)m->hdr->version;
-	int expired = 0;
 
+	*expired = 0;
 	for (n = 0; n < m->nslots && seen < 16; n++) {
 		uint32_t id = (m->hdr->clock++ % m->nslots) + 1;
 		tc_slot *sl = &m->slots[id - 1];
@@ -528,15 +565,22 @@ static int evict_one(tc_shm_map *m, int64_t now)
 			return 0;
 		}
 		if (slot_entry(m, id)->expire < now) {
-			best = id;
-			expired = 1;
-			break;
+			*expired = 1;
+			return id;
 		}
 		if (!best || tick - sl->atime > best_age) {
 			best = id;
 			best_age = tick - sl->atime;
 		}
 	}
+	return best;
+}
+
+static int evict_one(tc_shm_map *m, int64_t now)
+{
+	int expired;
+	uint32_t best = pick_victim(m, now, &expired);
+
 	if (!best) {
 		return 0;
 	}
@@ -549,6 +593,62 @@ static int evict_one(tc_shm_map *m, int64_t now)
 		m->hdr->evictions++;
 	}
 	return 1;
+}
+
+/* Frees a run of at least `units` contiguous units by evicting the entries
+ * that lie next to an LRU victim in the heap. Single evictions free blocks
+ * scattered over the heap; a large block (a popular tag's member array that
+ * must double) may never appear that way on a full, fragmented heap. */
+static int make_contiguous(tc_shm_map *m, uint32_t units, int64_t now)
+{
+	uint32_t end = m->heap_units - 1, attempt;
+
+	for (attempt = 0; attempt < 8; attempt++) {
+		int expired;
+		uint32_t victim = pick_victim(m, now, &expired), steps = 0, acc = 0, n = 0;
+		tc_ref start, r;
+		uint32_t ids[256];
+
+		if (!victim) {
+			return 0;
+		}
+		start = r = m->slots[victim - 1].blk;
+		while (r < end && acc < units + 2 && steps++ < 4096) {
+			tc_blk *b = TC_BLK(m, r);
+
+			if (b->size < 2 || b->size > end - r) {
+				m->tainted = 1;
+				return 0;
+			}
+			if (b->type == TC_B_FREE || b->type == TC_B_ENTRY) {
+				acc += b->size;
+			} else {
+				acc = 0;  /* a tag record or array cannot move: start after it */
+				start = r + b->size;
+			}
+			r += b->size;
+		}
+		if (acc < units + 2) {
+			continue;
+		}
+		for (r = start; r < end && n < 256;) {
+			tc_blk *b = TC_BLK(m, r);
+			uint32_t size = b->size;
+
+			if (b->type == TC_B_ENTRY && b->aux >= 1 && b->aux <= m->nslots
+			    && m->slots[b->aux - 1].blk == r) {
+				ids[n++] = b->aux;
+			}
+			if (r + size >= start + acc) {
+				break;
+			}
+			r += size;
+		}
+		remove_list(m, ids, n, NULL);
+		m->hdr->evictions += n;
+		return n > 0;
+	}
+	return 0;
 }
 
 /* Makes room: expired entries first, then least recently used. */
@@ -574,6 +674,9 @@ static tc_ref alloc_room(tc_shm_map *m, uint32_t units, uint16_t type, int64_t n
 
 		if (r || m->tainted) {
 			return r;
+		}
+		if (tries >= 8 && make_contiguous(m, units, now)) {
+			continue;
 		}
 		if (!make_room(m, now)) {
 			return 0;
@@ -733,7 +836,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 			m->tainted = 1;
 			return 2;
 		}
-		if (!found || (!allow_expired && e.expire < now)) {
+		if (!found || (!allow_expired && expired_at(e.expire, now))) {
 			count(&H->stripes[tc_shm_stripe].misses);
 			return TC_MISS;
 		}
@@ -775,7 +878,7 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
 	uint32_t h = tc_key_hash((const unsigned char *)id.p, id.len), slot;
-	int64_t now = tc_now();
+	int64_t now = now_coarse();
 	int rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
@@ -791,7 +894,7 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	if (slot) {
 		tc_entry *e = slot_entry(m, slot);
 
-		if (allow_expired || e->expire >= now) {
+		if (allow_expired || !expired_at(e->expire, now)) {
 			meta->expire = e->expire;
 			meta->mtime = e->mtime;
 			vlen = e->vlen;
@@ -849,7 +952,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_shm_hdr *H = m->hdr;
 	uint64_t tnlen = 0, need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
-	tc_ref r = 0, oref = 0, *trefs;
+	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
 	tc_entry *e;
 	unsigned char *w;
 	int64_t now = tc_now();
@@ -868,13 +971,15 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		return TC_ERR;
 	}
 	units = (uint32_t)((need + TC_UNIT - 1) / TC_UNIT);
-	trefs = malloc((ntags ? ntags : 1) * sizeof(tc_ref));
+	trefs = ntags <= 32 ? trefs_small : malloc(ntags * sizeof(tc_ref));
 	if (!trefs) {
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
 	if (wlock(s, err) != TC_OK) {
-		free(trefs);
+		if (trefs != trefs_small) {
+			free(trefs);
+		}
 		return TC_ERR;
 	}
 	tc_crash_point("save_locked");
@@ -908,6 +1013,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	 * the new block is not in the index, so eviction cannot take it. */
 	for (tries = 0;; tries++) {
 		int ok = 1;
+		uint32_t want = 0;
 
 		old = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len, h);
 		if (!old && !H->free_slot) {
@@ -917,8 +1023,14 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 			const unsigned char *p = (const unsigned char *)tags[i].p;
 
 			trefs[i] = tc_tag_get(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
-			if (!trefs[i] || tc_tag_reserve(m, trefs[i]) != 0) {
+			if (!trefs[i]) {
 				ok = 0;
+				want = (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + tags[i].len + TC_UNIT - 1) / TC_UNIT);
+			} else if (tc_tag_reserve(m, trefs[i]) != 0) {
+				uint64_t cap = TC_TAGREC(TC_BLK(m, trefs[i]))->cap;
+
+				ok = 0;
+				want = (uint32_t)((sizeof(tc_blk) + (cap ? cap * 2 : 4) * 4 + TC_UNIT - 1) / TC_UNIT);
 			}
 		}
 		if (m->tainted) {
@@ -927,7 +1039,11 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		if (ok) {
 			break;
 		}
-		if (tries > 64 || !make_room(m, now)) {
+		if (tries > 64) {
+			goto full;
+		}
+		/* a few single evictions first; then clear a run big enough */
+		if (!(want && tries >= 4 && make_contiguous(m, want, now)) && !make_room(m, now)) {
 			goto full;
 		}
 	}
@@ -977,7 +1093,9 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	}
 	H->writes++;
 	wunlock(m);
-	free(trefs);
+	if (trefs != trefs_small) {
+		free(trefs);
+	}
 	return TC_OK;
 
 full:
@@ -988,7 +1106,9 @@ full:
 		drop_unused_tags(m, tags, ntags);
 	}
 	wunlock(m);
-	free(trefs);
+	if (trefs != trefs_small) {
+		free(trefs);
+	}
 	snprintf(err, TC_ERRBUF, "%s: no room for an entry of %llu bytes", m->path,
 	         (unsigned long long)need);
 	return TC_ERR;

@@ -269,7 +269,16 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 			snprintf(err, TC_ERRBUF, "invalid segment name \"%.100s\": use 1 to 100 of A-Z a-z 0-9 _ - .", cfg->segment);
 			return TC_ERR;
 		}
-		snprintf(path, sizeof(path), "%s/tagcache.%s", cfg->dir[0] ? cfg->dir : "/dev/shm", cfg->segment);
+		const char *dir = cfg->dir[0] ? cfg->dir : "/dev/shm";
+		size_t dl = strlen(dir), sl = strlen(cfg->segment);
+
+		if (dl + sl + sizeof("/tagcache.") > sizeof(path)) {
+			snprintf(err, TC_ERRBUF, "segment directory path is too long");
+			return TC_ERR;
+		}
+		memcpy(path, dir, dl);
+		memcpy(path + dl, "/tagcache.", sizeof("/tagcache.") - 1);
+		memcpy(path + dl + sizeof("/tagcache.") - 1, cfg->segment, sl + 1);
 	}
 	if (stat(path, &st) == 0) {
 		for (m = maps; m; m = m->next) {

@@ -12,6 +12,13 @@
 static void (*log_sink)(const char *msg);
 static char crash_name[64];
 static long crash_after = 1, crash_seen;
+static int crash_fatal;
+static void (*crash_hook)(const char *point);
+
+void tc_set_crash_hook(void (*hook)(const char *point))
+{
+	crash_hook = hook;
+}
 
 void tc_set_log_sink(void (*sink)(const char *msg))
 {
@@ -43,6 +50,8 @@ void tc_crash_init(void)
 		snprintf(crash_name, sizeof(crash_name), "%s", p);
 	}
 	crash_after = n ? atol(n) : 1;
+	p = getenv("TAGCACHE_TEST_CRASH_MODE");
+	crash_fatal = p && strcmp(p, "fatal") == 0;
 	if (crash_after < 1) {
 		crash_after = 1;
 	}
@@ -50,7 +59,10 @@ void tc_crash_init(void)
 
 void tc_crash_point(const char *point)
 {
-	if (crash_name[0] && strcmp(crash_name, point) == 0 && ++crash_seen >= crash_after) {
+	if (crash_name[0] && strcmp(crash_name, point) == 0 && ++crash_seen == crash_after) {
+		if (crash_fatal && crash_hook) {
+			crash_hook(point);  /* a PHP fatal error: longjmps out */
+		}
 		kill(getpid(), SIGKILL);
 		pause();
 	}

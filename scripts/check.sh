@@ -68,5 +68,25 @@ run tests
 if [ "$VALGRIND" = 1 ]; then
 	run --valgrind tests
 fi
+# Suites that are not phpt: each prints the same "<name>: N passed, N
+# failed, N skipped" line (PHPUnit's counts for the PSR suites; one check
+# for the package list; the steps of the pecl round trip).
+run_suite() {
+	local out line
+	out=$(mktemp)
+	bash "$@" 2>&1 | tee "$out"
+	line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out" | tail -1)
+	rm -f "$out"
+	if [ -z "$line" ]; then
+		total_f=$((total_f + 1))
+		return
+	fi
+	total_p=$((total_p + $(echo "$line" | sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/')))
+	total_f=$((total_f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+	total_s=$((total_s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/')))
+}
+run_suite scripts/psr-suite.sh
+run_suite scripts/check-package.sh
+run_suite scripts/pecl-smoke.sh
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ "$total_f" -eq 0 ] && [ "$total_p" -gt 0 ]

@@ -11,6 +11,7 @@ PKGS=(
 	redis-sentinel zlib1g-dev liblz4-dev libzstd-dev
 	php-apcu php-redis php-memcached php-symfony-cache
 	php-cache-integration-tests phpunit
+	php-pear php-psr-simple-cache php-psr-cache php-cache-tag-interop composer
 	gnuplot-nox
 )
 missing=()

@@ -80,7 +80,7 @@ $drain = function () use ($sock, &$buf, &$B) {
     $lines = explode("\n", substr($buf, 0, $nl));
     $buf = substr($buf, $nl + 1);
     for ($i = count($lines) - 1; $i >= 0; $i--) {
-        if (ctype_digit($lines[$i])) {
+        if (preg_match('/^\d+$/D', $lines[$i])) {
             $B = max($B, (int) $lines[$i]);
             break;
         }

@@ -209,7 +209,8 @@ poke(tc_seg_path($seg), 0, str_repeat("\0", 4096));              // header zeroe
 check_header_damage('zeroed header', $seg);
 
 // Damage in the body (header intact): opening works, verify() reports or repairs, no crash,
-// and the segment keeps working.
+// the segment keeps working, and no damaged value is ever served (a miss is fine: "a cache
+// may lose an entry, it may never return a wrong or torn value").
 mt_srand(108); // the same "random" damage every run, so that a failure can be replayed
 foreach (['ff' => fn($n) => str_repeat("\xFF", $n), 'random' => fn($n) => implode('', array_map('chr', array_map(fn() => mt_rand(0, 255), range(1, $n)))),
           'small' => fn($n) => str_repeat("\x07\x00\x00\x00", intdiv($n, 4))] as $kind => $gen) {
@@ -221,11 +222,12 @@ foreach (['ff' => fn($n) => str_repeat("\xFF", $n), 'random' => fn($n) => implod
     for ($k = 1; $k <= 15; $k++) {
         poke($p, intdiv($size * $k, 16) & ~7, $gen(96));
     }
-    $h = tc_run_php(AFTER_DAMAGE, ['seg' => $seg, 'n' => 200, 'strict' => false], [], 30);
+    $h = tc_run_php(AFTER_DAMAGE, ['seg' => $seg, 'n' => 200, 'strict' => true], [], 30);
     $r = $h['result'];
     tc_check("corrupt body ($kind): no crash", tc_ok($h), tc_describe($h));
     tc_check("corrupt body ($kind): opens, verify() returns a list, later operations work", tc_ok($h) && $r['open'] === 'ok'
         && is_array($r['verify']) && $r['later'] === true && $r['later2'] === true && is_array($r['verify2']), $r);
+    tc_check("corrupt body ($kind): no damaged value served", tc_ok($h) && $r['problems'] === [], $r['problems'] ?? null);
 }
 ?>
 --CLEAN--
@@ -251,7 +253,10 @@ other layout version: refused or recreated, no crash: ok
 zeroed header: refused or recreated, no crash: ok
 corrupt body (ff): no crash: ok
 corrupt body (ff): opens, verify() returns a list, later operations work: ok
+corrupt body (ff): no damaged value served: ok
 corrupt body (random): no crash: ok
 corrupt body (random): opens, verify() returns a list, later operations work: ok
+corrupt body (random): no damaged value served: ok
 corrupt body (small): no crash: ok
 corrupt body (small): opens, verify() returns a list, later operations work: ok
+corrupt body (small): no damaged value served: ok

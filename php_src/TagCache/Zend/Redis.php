@@ -1,0 +1,18 @@
+<?php
+/*
+ * TagCache_Zend_Redis: Zend_Cache backend over Redis, Sentinel or Redis Cluster (TagCache\Redis).
+ *
+ * Loading this file in a PHP whose tagcache extension has no TagCache\Redis (not
+ * built with it, or a version before it landed) throws
+ * TagCache_Zend_UnavailableError and logs why, so Magento cannot silently
+ * fall back to its file cache.
+ */
+
+require_once __DIR__ . '/UnavailableError.php';
+TagCache_Zend_UnavailableError::check('TagCache_Zend_Redis', 'TagCache\Redis');
+require_once __DIR__ . '/Backend.php';
+
+class TagCache_Zend_Redis extends TagCache_Zend_Backend
+{
+    protected const NATIVE = 'TagCache\Redis';
+}

@@ -1,0 +1,81 @@
+#!/bin/bash
+# package.xml must list every git-tracked file that ships in the pecl
+# tarball, and nothing else. Shipped: config.m4, config.w32, ext/**,
+# php_src/** (TagCache/** with role="php", installed into PEAR's php_dir as
+# TagCache/..., so on the default include_path), tests/** (role="test"),
+# README.md, TECHNOTES.md, LICENSE*, composer.json. Not shipped: .ci/,
+# scripts/, benchmark/, dotfiles, package.xml itself.
+#   scripts/check-package.sh           check; prints "package: N passed, N failed, 0 skipped"
+#   scripts/check-package.sh --write   rewrite the <contents> and <filelist> of package.xml
+set -uo pipefail
+cd "$(dirname "$0")/.."
+git ls-files > /tmp/tagcache-tracked.$$ 2>/dev/null || { echo "check-package: not a git checkout" >&2; echo "package: 0 passed, 1 failed, 0 skipped"; exit 1; }
+# git ls-files lists what is tracked; files added but not committed are included, deleted ones too (filtered below)
+php -d error_reporting=-1 -r '
+$mode = $argv[1];
+$tracked = array_filter(file($argv[2], FILE_IGNORE_NEW_LINES), "file_exists");
+unlink($argv[2]);
+
+/** role of a tracked file in the tarball, or null when it does not ship */
+function role(string $f): ?string {
+    if ($f === "config.m4" || $f === "config.w32" || str_starts_with($f, "ext/")) return "src";
+    if (str_starts_with($f, "php_src/TagCache/") && str_ends_with($f, ".php")) return "php";
+    if (str_starts_with($f, "php_src/")) return "doc";
+    if (str_starts_with($f, "tests/")) return "test";
+    if (in_array($f, ["README.md", "TECHNOTES.md", "composer.json"], true) || str_starts_with($f, "LICENSE")) return "doc";
+    return null;
+}
+$ship = [];
+foreach ($tracked as $f) {
+    if (($r = role($f)) !== null) $ship[$f] = $r;
+}
+ksort($ship, SORT_STRING);
+
+$xmlText = file_get_contents("package.xml");
+if ($mode === "--write") {
+    $contents = " <contents>\n  <dir name=\"/\">\n";
+    foreach ($ship as $f => $r) $contents .= "   <file name=\"$f\" role=\"$r\"/>\n";
+    $contents .= "  </dir>\n </contents>";
+    $filelist = "  <filelist>\n";
+    foreach ($ship as $f => $r) {
+        if ($r === "php") $filelist .= "   <install as=\"" . substr($f, strlen("php_src/")) . "\" name=\"$f\"/>\n";
+    }
+    $filelist .= "  </filelist>";
+    $xmlText = preg_replace("~ <contents>.*?</contents>~s", $contents, $xmlText, 1, $c1);
+    $xmlText = preg_replace("~  <filelist>.*?</filelist>~s", $filelist, $xmlText, 1, $c2);
+    if ($c1 !== 1 || $c2 !== 1) { fwrite(STDERR, "package.xml has no <contents> or <filelist> to rewrite\n"); exit(1); }
+    file_put_contents("package.xml", $xmlText);
+    echo "package.xml: ", count($ship), " files\n";
+    exit(0);
+}
+
+$dom = new DOMDocument();
+if (!@$dom->loadXML($xmlText)) { echo "package.xml is not well-formed XML\n"; echo "package: 0 passed, 1 failed, 0 skipped\n"; exit(1); }
+$listed = [];
+$walk = function (DOMElement $el, string $prefix) use (&$walk, &$listed) {
+    foreach ($el->childNodes as $c) {
+        if (!$c instanceof DOMElement) continue;
+        $name = trim($c->getAttribute("name"), "/");
+        if ($c->localName === "dir") $walk($c, $name === "" ? $prefix : $prefix . $name . "/");
+        elseif ($c->localName === "file") $listed[$prefix . $name] = $c->getAttribute("role");
+    }
+};
+foreach ($dom->getElementsByTagName("contents") as $contents) $walk($contents, "");
+$installAs = [];
+foreach ($dom->getElementsByTagName("install") as $i) $installAs[$i->getAttribute("name")] = $i->getAttribute("as");
+
+$problems = [];
+foreach ($ship as $f => $r) {
+    if (!isset($listed[$f])) $problems[] = "tracked but missing from package.xml: $f";
+    elseif ($listed[$f] !== $r) $problems[] = "$f has role \"{$listed[$f]}\", expected \"$r\"";
+    if ($r === "php" && ($installAs[$f] ?? null) !== substr($f, strlen("php_src/")))
+        $problems[] = "$f needs <install as=\"" . substr($f, strlen("php_src/")) . "\"> in <filelist>";
+}
+foreach ($listed as $f => $r) {
+    if (!isset($ship[$f])) $problems[] = "listed in package.xml but not a tracked file that ships: $f";
+}
+foreach ($problems as $p) echo "check-package: $p\n";
+if ($problems) echo "check-package: run scripts/check-package.sh --write to regenerate the lists\n";
+printf("package: %d passed, %d failed, 0 skipped\n", $problems ? 0 : 1, $problems ? 1 : 0);
+exit($problems ? 1 : 0);
+' -- "${1:-check}" /tmp/tagcache-tracked.$$

@@ -1,0 +1,18 @@
+--TEST--
+Zend adapters run the backend contract like their native classes: getCapabilities()
+--EXTENSIONS--
+tagcache
+--INI--
+pcre.jit=0
+--FILE--
+<?php
+require __DIR__ . '/zend.inc';
+tcz_run_contract('capabilities');
+?>
+--CLEAN--
+<?php
+require __DIR__ . '/zend.inc';
+tcz_clean_contract();
+?>
+--EXPECTF--
+%r(ok: TagCache_Zend_\w+ prints what TagCache\\\w+ prints \(\d+ lines, no FAIL\)\n)+%rdone: %d backend(s)
