@@ -1150,6 +1150,15 @@ static void redis_stats(void *sp, tc_stat_fn emit, void *ctx)
 		ok = r && r->type == REDIS_REPLY_INTEGER;
 		tags += ok ? r->integer : 0;
 		tcr_reply_free(r);
+		if (ok) {
+			/* the registry also holds the id index's deadline, under '' */
+			const char *a3[3] = {"ZSCORE", tk, ""};
+			size_t l3[3] = {6, l2[1], 0};
+
+			r = tcr_shard_cmd(st, s, 0, 3, a3, l3);
+			tags -= r && r->type == REDIS_REPLY_STRING ? 1 : 0;
+			tcr_reply_free(r);
+		}
 	}
 	if (ok) {
 		const char *argv[2] = {"INFO", "memory"};
