@@ -1039,6 +1039,8 @@ static void file_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "tags", (int64_t)H->tags);
 	emit(ctx, "live_bytes", (int64_t)H->live_bytes);
 	emit(ctx, "log_bytes", (int64_t)H->log_bytes);
+	/* what the store takes on disk: its logs and its index */
+	emit(ctx, "bytes_used", (int64_t)(H->log_bytes + x->size));
 	emit(ctx, "index_bytes", (int64_t)x->size);
 	emit(ctx, "index_slots", (int64_t)x->nslots);
 	emit(ctx, "index_heap_bytes", (int64_t)x->heap_units * TCF_UNIT);
