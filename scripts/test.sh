@@ -30,12 +30,24 @@ elif [ "$MODE" = asan ]; then
 fi
 LOG=$(mktemp)
 php "$RUNTESTS" "${ARGS[@]}" "$@" 2>&1 | tee "$LOG"
-num() { grep -E "^$1" "$LOG" | head -1 | sed -E 's/[^:]*:[[:space:]]*([0-9]+).*/\1/'; }
+num() { grep -aE "^$1" "$LOG" | head -1 | sed -E 's/[^:]*:[[:space:]]*([0-9]+).*/\1/'; }
 PASSED=$(num "Tests passed"); FAILED=$(num "Tests failed"); SKIPPED=$(num "Tests skipped")
 LEAKED=$(num "Tests leaked"); WARNED=$(num "Tests warned")
 # run-tests.php lists borked tests (a broken section, a missing file) apart
 BORKED=$(awk '/^BORKED TEST SUMMARY/{f=1; next} f && /^=+$/{if (n++) exit; next} f && NF && !/^-+$/ {c++} END {print c+0}' "$LOG")
-PASSED=${PASSED:-0}; FAILED=$(( ${FAILED:-0} + ${LEAKED:-0} + ${WARNED:-0} + BORKED )); SKIPPED=${SKIPPED:-0}
+# run-tests.php runs a timing-dependent test a second time when it fails
+# (its own rule: sleep/usleep/microtime in the test, or "timed out" in the
+# output) and reports a pass on that retry as WARN. Those count as passed
+# and are named below; any other warning counts as a failure.
+RETRIED=$(grep -a "(warn: Test passed on retry attempt)" "$LOG" | grep -vc '^TEST ')
+WARNED=$(( ${WARNED:-0} - RETRIED ))
+[ "$WARNED" -lt 0 ] && WARNED=0
+PASSED=$(( ${PASSED:-0} + RETRIED ))
+FAILED=$(( ${FAILED:-0} + ${LEAKED:-0} + WARNED + BORKED )); SKIPPED=${SKIPPED:-0}
+if [ "$RETRIED" -gt 0 ]; then
+	echo "passed only on run-tests' retry (timing under load):"
+	grep -a "(warn: Test passed on retry attempt)" "$LOG" | grep -av '^TEST ' | sed 's/^/  /'
+fi
 rm -f "$LOG"
 echo "$MODE: $PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]
