@@ -55,59 +55,6 @@ static inline int expired_at(int64_t expire, int64_t coarse)
 	return expire < coarse || (expire == coarse && expire < tcf_now());
 }
 
-/* Length-prefixed strings gathered under the lock (malloc, which fails
- * softly) and handed to PHP after the unlock. */
-typedef struct {
-	unsigned char *p;
-	size_t len, cap;
-	int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const void *s, uint32_t n)
-{
-	if (b->oom) {
-		return;
-	}
-	if (b->len + 4 + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		unsigned char *np;
-
-		while (cap < b->len + 4 + n) {
-			cap *= 2;
-		}
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, &n, 4);
-	memcpy(b->p + b->len + 4, s, n);
-	b->len += 4 + n;
-}
-
-static void sb_cb(void *ctx, const char *p, size_t n)
-{
-	sb_add(ctx, p, (uint32_t)n);
-}
-
-static void sb_emit(sbuf *b, tc_emit_fn emit, void *ctx)
-{
-	size_t o = 0;
-	uint32_t n;
-
-	while (o < b->len) {
-		memcpy(&n, b->p + o, 4);
-		emit(ctx, (const char *)b->p + o + 4, n);
-		o += 4 + n;
-	}
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-}
-
 static void count(uint64_t *c)
 {
 	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
@@ -823,7 +770,7 @@ static int file_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags
 	uint32_t *ids;
 	size_t n, i;
 	int oom;
-	sbuf b = {0};
+	tc_sbuf b = {0};
 
 	if (tcf_lock(f, NULL) != TC_OK) {
 		return TC_ERR;
@@ -845,7 +792,7 @@ static int file_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags
 			}
 			continue;
 		}
-		sb_add(&b, rec + TCF_REC, r.klen);
+		tc_sbuf_add(&b, rec + TCF_REC, r.klen);
 	}
 	tcf_unlock(f);
 	free(ids);
@@ -853,7 +800,7 @@ static int file_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags
 		free(b.p);
 		return TC_ERR;
 	}
-	sb_emit(&b, emit, ctx);
+	tc_sbuf_emit(&b, emit, ctx);
 	return TC_OK;
 }
 
@@ -862,7 +809,7 @@ static int file_tags(void *st, tc_emit_fn emit, void *ctx)
 	tc_file *f = st;
 	tcf_idx *x;
 	uint32_t i;
-	sbuf b = {0};
+	tc_sbuf b = {0};
 
 	if (tcf_lock(f, NULL) != TC_OK) {
 		return TC_ERR;
@@ -872,7 +819,7 @@ static int file_tags(void *st, tc_emit_fn emit, void *ctx)
 		tcf_tag *T = &x->tags[i - 1];
 
 		if (T->nlen && T->count && tcf_tag_ok(x, i)) {
-			sb_add(&b, tcf_tag_name(x, i), T->nlen);
+			tc_sbuf_add(&b, tcf_tag_name(x, i), T->nlen);
 		}
 	}
 	tcf_unlock(f);
@@ -880,7 +827,7 @@ static int file_tags(void *st, tc_emit_fn emit, void *ctx)
 		free(b.p);
 		return TC_ERR;
 	}
-	sb_emit(&b, emit, ctx);
+	tc_sbuf_emit(&b, emit, ctx);
 	return TC_OK;
 }
 
@@ -913,7 +860,7 @@ static int file_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, vo
 	tcf_idx *x;
 	int64_t now = tcf_now();
 	uint32_t slot;
-	sbuf b = {0};
+	tc_sbuf b = {0};
 
 	if (tcf_lock(f, NULL) != TC_OK) {
 		return TC_ERR;
@@ -933,7 +880,7 @@ static int file_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, vo
 		meta->mtime = sl->mtime;
 		for (j = 0; j < sl->ntags; j++) {
 			if (tcf_tag_ok(x, l[j].tag)) {
-				sb_add(&b, tcf_tag_name(x, l[j].tag), x->tags[l[j].tag - 1].nlen);
+				tc_sbuf_add(&b, tcf_tag_name(x, l[j].tag), x->tags[l[j].tag - 1].nlen);
 			}
 		}
 	}
@@ -942,7 +889,7 @@ static int file_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, vo
 		free(b.p);
 		return slot ? TC_ERR : TC_MISS;
 	}
-	sb_emit(&b, emit, ctx);
+	tc_sbuf_emit(&b, emit, ctx);
 	return TC_OK;
 }
 
@@ -1059,7 +1006,7 @@ static void file_stats(void *st, tc_stat_fn emit, void *ctx)
 static int file_verify(void *st, tc_emit_fn emit, void *ctx)
 {
 	tc_file *f = st;
-	sbuf b = {0};
+	tc_sbuf b = {0};
 	int rc;
 
 	if (tcf_lock(f, NULL) != TC_OK) {
@@ -1068,9 +1015,9 @@ static int file_verify(void *st, tc_emit_fn emit, void *ctx)
 		emit(ctx, msg, strlen(msg));
 		return TC_ERR;
 	}
-	rc = tcf_check(f->s, &f->s->ix, sb_cb, &b);
+	rc = tcf_check(f->s, &f->s->ix, tc_sbuf_cb, &b);
 	tcf_unlock(f);
-	sb_emit(&b, emit, ctx);
+	tc_sbuf_emit(&b, emit, ctx);
 	return rc;
 }
 

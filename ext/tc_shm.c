@@ -27,59 +27,6 @@
 #define SEED_CHECK UINT64_C(0x636865636b)
 #define BATCH      32  /* removals per odd window, so readers get through */
 
-/* A growable buffer of length-prefixed strings, filled under the lock with
- * malloc (which fails softly) and emitted to PHP after the unlock. */
-typedef struct {
-	unsigned char *p;
-	size_t len, cap;
-	int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const void *s, uint32_t n)
-{
-	if (b->oom) {
-		return;
-	}
-	if (b->len + 4 + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		unsigned char *np;
-
-		while (cap < b->len + 4 + n) {
-			cap *= 2;
-		}
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, &n, 4);
-	memcpy(b->p + b->len + 4, s, n);
-	b->len += 4 + n;
-}
-
-static void sb_cb(void *ctx, const char *p, size_t n)
-{
-	sb_add(ctx, p, (uint32_t)n);
-}
-
-static void sb_emit(sbuf *b, tc_emit_fn emit, void *ctx)
-{
-	size_t o = 0;
-	uint32_t n;
-
-	while (o < b->len) {
-		memcpy(&n, b->p + o, 4);
-		emit(ctx, (const char *)b->p + o + 4, n);
-		o += 4 + n;
-	}
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-}
-
 /* Seconds of the realtime clock, as PHP's time() gives them. */
 int64_t tc_now(void)
 {
@@ -1363,7 +1310,7 @@ static int shm_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
 	uint32_t *ids;
 	size_t n, i;
 	int oom;
-	sbuf b = {0};
+	tc_sbuf b = {0};
 
 	if (wlock(s, NULL) != TC_OK) {
 		return TC_ERR;
@@ -1373,7 +1320,7 @@ static int shm_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
 		tc_entry *e = slot_entry_chk(m, ids[i]);
 
 		if (e && e->expire >= now) {
-			sb_add(&b, TC_KEY(e), e->klen);
+			tc_sbuf_add(&b, TC_KEY(e), e->klen);
 		}
 	}
 	wunlock(m);
@@ -1382,7 +1329,7 @@ static int shm_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
 		free(b.p);
 		return TC_ERR;
 	}
-	sb_emit(&b, emit, ctx);
+	tc_sbuf_emit(&b, emit, ctx);
 	return TC_OK;
 }
 
@@ -1391,7 +1338,7 @@ static int shm_tags(void *st, tc_emit_fn emit, void *ctx)
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
 	uint32_t i, steps = 0;
-	sbuf b = {0};
+	tc_sbuf b = {0};
 
 	if (wlock(s, NULL) != TC_OK) {
 		return TC_ERR;
@@ -1403,7 +1350,7 @@ static int shm_tags(void *st, tc_emit_fn emit, void *ctx)
 			tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 
 			if (T->count) {
-				sb_add(&b, TC_TAGNAME(T), T->nlen);
+				tc_sbuf_add(&b, TC_TAGNAME(T), T->nlen);
 			}
 			t = T->next;
 		}
@@ -1413,7 +1360,7 @@ static int shm_tags(void *st, tc_emit_fn emit, void *ctx)
 		free(b.p);
 		return TC_ERR;
 	}
-	sb_emit(&b, emit, ctx);
+	tc_sbuf_emit(&b, emit, ctx);
 	return TC_OK;
 }
 
@@ -1436,7 +1383,7 @@ static int shm_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, voi
 	tc_shm_map *m = s->m;
 	int64_t now = tc_now();
 	uint32_t slot;
-	sbuf b = {0};
+	tc_sbuf b = {0};
 
 	if (wlock(s, NULL) != TC_OK) {
 		return TC_ERR;
@@ -1458,7 +1405,7 @@ static int shm_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, voi
 				uint16_t n;
 
 				memcpy(&n, w, 2);
-				sb_add(&b, w + 2, n);
+				tc_sbuf_add(&b, w + 2, n);
 				w += 2 + n;
 			}
 		}
@@ -1468,7 +1415,7 @@ static int shm_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, voi
 		free(b.p);
 		return slot ? TC_ERR : TC_MISS;
 	}
-	sb_emit(&b, emit, ctx);
+	tc_sbuf_emit(&b, emit, ctx);
 	return TC_OK;
 }
 
@@ -1553,7 +1500,7 @@ static int shm_verify(void *st, tc_emit_fn emit, void *ctx)
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
-	sbuf b = {0};
+	tc_sbuf b = {0};
 	int rc;
 
 	if (wlock(s, NULL) != TC_OK) {
@@ -1561,9 +1508,9 @@ static int shm_verify(void *st, tc_emit_fn emit, void *ctx)
 		emit(ctx, msg, strlen(msg));
 		return TC_ERR;
 	}
-	rc = tc_shm_check(m, sb_cb, &b);
+	rc = tc_shm_check(m, tc_sbuf_cb, &b);
 	wunlock(m);
-	sb_emit(&b, emit, ctx);
+	tc_sbuf_emit(&b, emit, ctx);
 	return rc;
 }
 

@@ -67,3 +67,48 @@ void tc_crash_point(const char *point)
 		pause();
 	}
 }
+
+void tc_sbuf_add(tc_sbuf *b, const void *s, uint32_t n)
+{
+	if (b->oom) {
+		return;
+	}
+	if (b->len + 4 + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		unsigned char *np;
+
+		while (cap < b->len + 4 + n) {
+			cap *= 2;
+		}
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, &n, 4);
+	memcpy(b->p + b->len + 4, s, n);
+	b->len += 4 + n;
+}
+
+void tc_sbuf_cb(void *ctx, const char *p, size_t n)
+{
+	tc_sbuf_add(ctx, p, (uint32_t)n);
+}
+
+void tc_sbuf_emit(tc_sbuf *b, tc_emit_fn emit, void *ctx)
+{
+	size_t o = 0;
+	uint32_t n;
+
+	while (o < b->len) {
+		memcpy(&n, b->p + o, 4);
+		emit(ctx, (const char *)b->p + o + 4, n);
+		o += 4 + n;
+	}
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
