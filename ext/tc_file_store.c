@@ -431,7 +431,7 @@ int tcf_attach(tc_file *f, const tc_file_config *c, char *err)
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
-	snprintf(s->prefix, sizeof(s->prefix), "%s", c->prefix);
+	snprintf(s->prefix, sizeof(s->prefix), "%.*s", (int)sizeof(s->prefix) - 1, c->prefix);
 	s->wfd = -1;
 	s->flockfd = -1;
 	s->dirfd = open_dir(path, f->dir_mode, err);
