@@ -44,6 +44,8 @@ What runs
   --growth=10000,100000 record counts for the growth table; --growth-1m adds 1,000,000
   --growth-budget=S    seconds allowed per growth step (default 120)
   --no-servers         never start redis-server / memcached
+  --redis-port=N --memcached-port=N   use a server already listening on
+                       127.0.0.1:N instead of starting one (it is flushed!)
 Data and output
   init                 generate the data set and stop (--force to regenerate)
   --seed=N --keys=N --tags=N --lists=N --list-ops=N   data set parameters
@@ -252,6 +254,14 @@ foreach ($backends as $b) {
     foreach ($defs[$b]['servers'] as $s) {
         $needs[$s] = true;
     }
+}
+if (isset($opt['redis-port'])) {
+    $ctx->redisPort = (int)$opt['redis-port'];
+    unset($needs['redis']);
+}
+if (isset($opt['memcached-port'])) {
+    $ctx->memcachedPort = (int)$opt['memcached-port'];
+    unset($needs['memcached']);
 }
 if (!isset($opt['no-servers'])) {
     try {

@@ -118,7 +118,10 @@ static int redis_open(void **state, const void *config, char *err)
 	int r;
 	size_t i;
 
-	tcr_lua_init();
+	if (tcr_lua_init() != 0) {
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
 	tcr_conn_global_init();
 	st = calloc(1, sizeof(*st));
 	if (!st) {
@@ -361,6 +364,14 @@ static int want_verify(tcr_state *st, int shard, int *on_replica)
 	return cn->eviction != 0;
 }
 
+/* Whether the node of a shard may evict keys (unknown: yes). */
+static int may_evict(tcr_state *st, int shard)
+{
+	tcr_conn *cn = st->mode == TCR_CLUSTER ? tcr_cluster_node(st, st->shard_slot[shard]) : tcr_master(st);
+
+	return !cn || cn->eviction != 0;
+}
+
 /* ----------------------------------------------------------------- load */
 
 static int redis_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
@@ -383,7 +394,7 @@ static int redis_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc,
 			return TC_ERR;
 		}
 		if (!data) {
-			const char *argv[4] = {"GETRANGE", key, "0", "25"};
+			const char *argv[4] = {"GETRANGE", key, "0", "33"};
 			size_t lens[4] = {8, kl, 1, 2};
 
 			r = tcr_shard_cmd(st, shard, read, 4, argv, lens);
@@ -521,10 +532,10 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 		 * grace) would drop its links while it still exists. */
 		expire = now - 1;
 	}
-	/* the save's score: its expire plus a version (see tc_redis_lua.c) */
-	score = (double)expire * TCR_SCORE_SCALE + (double)(tcr_rand() & 0xffff);
-	rec = tcr_record_build(st, data, tags, ntags, score, now, &reclen);
-	args_init(&a, 2 * ntags + 9);
+	/* the save's score: its expiry bucket plus a version (see tc_redis_lua.c) */
+	score = (double)tcr_bucket(expire, now) * TCR_SCORE_SCALE + (double)(tcr_rand() & 0xffff);
+	rec = tcr_record_build(st, data, tags, ntags, score, expire, now, &reclen);
+	args_init(&a, 2 * ntags + 10);
 	/* KEYS: entry, id index, registry, the tags' keys */
 	args_key(&a, st, shard, 'e', id.p, id.len);
 	args_key(&a, st, shard, 'i', NULL, 0);
@@ -539,6 +550,9 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	args_add(&a, es, (size_t)snprintf(es, sizeof(es), "%.0f", score));
 	args_add(&a, ns, (size_t)i64s(ns, now));
 	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
+	/* the short path keeps links as they are: not when the server may have
+	 * evicted one of them (a full save puts them back) */
+	args_add(&a, may_evict(st, shard) ? "0" : "1", 1);
 	for (i = 0; i < ntags; i++) {
 		args_add(&a, tags[i].p, tags[i].len);
 	}
@@ -842,9 +856,14 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 				tcr_reply_free(r);
 				break;
 			}
+			/* the script appends the page's size before it dropped ids
+			 * that expired inside their bucket */
 			n = r->elements;
+			if (n > 0 && r->element[n - 1] && r->element[n - 1]->type == REDIS_REPLY_INTEGER) {
+				n = (size_t)r->element[n - 1]->integer;
+			}
 			hold(st, r);
-			for (k = 0; k < n; k++) {
+			for (k = 0; k < r->elements; k++) {
 				if (r->element[k] && r->element[k]->type == REDIS_REPLY_STRING) {
 					emit(ctx, r->element[k]->str, r->element[k]->len);
 				}
@@ -1374,6 +1393,7 @@ void tc_redis_info(char *buf, size_t len)
 void tc_redis_shutdown(void)
 {
 	tcr_conn_shutdown();
+	tcr_lua_shutdown();
 }
 
 const tc_backend tc_backend_redis = {

@@ -26,7 +26,8 @@
 #define TCR_PATH_MAX    108      /* sun_path */
 #define TCR_ADDRS_MAX   16       /* servers in a comma list */
 #define TCR_NODES_MAX   64       /* cluster masters */
-#define TCR_HDR         26       /* entry record header, see tc_redis_cmd.c */
+#define TCR_HDR         34       /* entry record header, see tc_redis_cmd.c */
+#define TCR_RECORD_VERSION 2
 #define TCR_HASHTAG_MAX 24
 #define TCR_SCORE_SCALE 65536.0  /* a save's score: expire * 65536 + version */
 
@@ -191,7 +192,8 @@ typedef struct {
 } tcr_record;
 int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only);
 char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t ntags,
-                       double score, int64_t mtime, size_t *outlen);
+                       double score, int64_t expire, int64_t mtime, size_t *outlen);
+int64_t tcr_bucket(int64_t expire, int64_t now);
 
 /* tc_redis_lua.c */
 enum {
@@ -207,7 +209,8 @@ enum {
 	TCR_LUA_VERIFY,
 	TCR_LUA_COUNT
 };
-void tcr_lua_init(void);
+int tcr_lua_init(void);
+void tcr_lua_shutdown(void);
 redisReply *tcr_eval(tcr_state *st, int shard, int script, int read, int nkeys, int argc,
                      const char **argv, const size_t *lens);
 

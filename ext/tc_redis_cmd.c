@@ -19,14 +19,15 @@
  *
  * The entry record (one STRING, read with one GET):
  *
- *   0   u8      format version (1)
+ *   0   u8      format version (2)
  *   1   u8      codec of the value: 0 none, 1 gzip, 2 lz4, 3 zstd
- *   2   f64 LE  the save's score: expire (unix time; 9999999999 = never)
+ *   2   f64 LE  the save's score: the expiry bucket (see tcr_bucket)
  *               * 65536 + a 16-bit version (tc_redis_lua.c)
  *   10  f64 LE  mtime
  *   18  u32 LE  length of the tag list
  *   22  u32 LE  length of the value once decompressed
- *   26  tags    (u16 LE length, bytes) per tag
+ *   26  f64 LE  expire (unix time; 9999999999 = never)
+ *   34  tags    (u16 LE length, bytes) per tag
  *   ..  value   as stored (compressed or not)
  *
  * Doubles because Lua reads them (struct.unpack '<d'): every expiry a
@@ -172,16 +173,16 @@ static int get_f64(const char *p, double *out)
 int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only)
 {
 	uint32_t tl;
-	double score, mtime;
+	double score, mtime, expire;
 
-	if (len < TCR_HDR || (unsigned char)p[0] != 1 || (unsigned char)p[1] > TCR_CODEC_ZSTD) {
+	if (len < TCR_HDR || (unsigned char)p[0] != TCR_RECORD_VERSION || (unsigned char)p[1] > TCR_CODEC_ZSTD) {
 		return -1;
 	}
 	r->codec = (unsigned char)p[1];
-	if (get_f64(p + 2, &score) != 0 || get_f64(p + 10, &mtime) != 0) {
+	if (get_f64(p + 2, &score) != 0 || get_f64(p + 10, &mtime) != 0 || get_f64(p + 26, &expire) != 0) {
 		return -1;
 	}
-	r->expire = (int64_t)floor(score / TCR_SCORE_SCALE);
+	r->expire = (int64_t)expire;
 	r->mtime = (int64_t)mtime;
 	tl = get_u32(p + 18);
 	r->raw_len = get_u32(p + 22);
@@ -205,7 +206,7 @@ int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only)
 }
 
 char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t ntags,
-                       double score, int64_t mtime, size_t *outlen)
+                       double score, int64_t expire, int64_t mtime, size_t *outlen)
 {
 	size_t tl = 0, i, off, cap, clen;
 	int codec = TCR_CODEC_NONE;
@@ -225,11 +226,12 @@ char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t nt
 	if (!rec) {
 		return NULL;
 	}
-	rec[0] = 1;
+	rec[0] = TCR_RECORD_VERSION;
 	put_f64(rec + 2, score);
 	put_f64(rec + 10, (double)mtime);
 	put_u32(rec + 18, (uint32_t)tl);
 	put_u32(rec + 22, (uint32_t)data.len);
+	put_f64(rec + 26, (double)expire);
 	off = TCR_HDR;
 	for (i = 0; i < ntags; i++) {
 		rec[off] = (char)(tags[i].len & 0xff);
@@ -259,6 +261,24 @@ char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t nt
 	memcpy(rec + off, data.p, data.len);
 	*outlen = off + data.len;
 	return rec;
+}
+
+/* The expiry a save's score carries: its expire rounded up to g seconds,
+ * g = 1/16 of the time left, from 1 to 60 s (never: exact). Saves of an id
+ * inside one bucket keep one score, so a save with the same tags need not
+ * touch its links (tc_redis_lua.c, the save's head). An entry's own TTL
+ * and load() go by the exact expire in the record; the id index, links and
+ * index key TTLs by the bucket, at most 60 s later. */
+int64_t tcr_bucket(int64_t expire, int64_t now)
+{
+	int64_t g;
+
+	if (expire >= TC_EXPIRE_NEVER) {
+		return expire;
+	}
+	g = expire > now ? (expire - now) / 16 : 0;
+	g = g < 1 ? 1 : g > 60 ? 60 : g;
+	return (expire + g - 1) / g * g;
 }
 
 /* --------------------------------------------------------------- routing */
