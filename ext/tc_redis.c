@@ -584,28 +584,40 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 
 /* --------------------------------------------------------------- remove */
 
+/* The first arguments of the scripts on one entry: KEYS entry, id index,
+ * registry; ARGV H, id. Returns how many were filled (5). */
+typedef struct {
+	char key[KEYBUF], ik[KEYBUF], rk[KEYBUF], H[KEYBUF];
+} entry_keys;
+
+static int entry_args(tcr_state *st, int shard, tc_str id, entry_keys *k, const char **argv, size_t *lens)
+{
+	argv[0] = k->key;
+	lens[0] = tcr_key(st, shard, 'e', id.p, id.len, k->key, sizeof(k->key));
+	argv[1] = k->ik;
+	lens[1] = tcr_key(st, shard, 'i', NULL, 0, k->ik, sizeof(k->ik));
+	argv[2] = k->rk;
+	lens[2] = tcr_key(st, shard, 'T', NULL, 0, k->rk, sizeof(k->rk));
+	argv[3] = k->H;
+	lens[3] = tcr_shard_prefix(st, shard, k->H, sizeof(k->H));
+	argv[4] = id.p;
+	lens[4] = id.len;
+	return 5;
+}
+
 static int redis_remove(void *sp, tc_str id)
 {
 	tcr_state *st = sp;
-	char key[KEYBUF], H[KEYBUF], ns[24], gs[24];
+	char ns[24], gs[24];
 	int shard = tcr_shard_of(st, id.p, id.len);
-	char ik[KEYBUF], rk[KEYBUF];
+	entry_keys k;
 	const char *argv[7];
 	size_t lens[7];
 	redisReply *r;
 	int ret;
 
 	op_begin(st);
-	argv[0] = key;
-	lens[0] = tcr_key(st, shard, 'e', id.p, id.len, key, sizeof(key));
-	argv[1] = ik;
-	lens[1] = tcr_key(st, shard, 'i', NULL, 0, ik, sizeof(ik));
-	argv[2] = rk;
-	lens[2] = tcr_key(st, shard, 'T', NULL, 0, rk, sizeof(rk));
-	argv[3] = H;
-	lens[3] = tcr_shard_prefix(st, shard, H, sizeof(H));
-	argv[4] = id.p;
-	lens[4] = id.len;
+	entry_args(st, shard, id, &k, argv, lens);
 	argv[5] = ns;
 	lens[5] = (size_t)i64s(ns, now_s());
 	argv[6] = gs;
@@ -1092,24 +1104,16 @@ static int redis_metadata(void *sp, tc_str id, tc_meta *meta, tc_emit_fn emit, v
 
 static int set_expire(tcr_state *st, tc_str id, int64_t extra, int force)
 {
-	char key[KEYBUF], ik[KEYBUF], rk[KEYBUF], H[KEYBUF], xs[24], ns[24], gs[24];
+	char xs[24], ns[24], gs[24];
 	int shard = tcr_shard_of(st, id.p, id.len);
+	entry_keys k;
 	const char *argv[9];
 	size_t lens[9];
 	redisReply *r;
 	int ret;
 
 	op_begin(st);
-	argv[0] = key;
-	lens[0] = tcr_key(st, shard, 'e', id.p, id.len, key, sizeof(key));
-	argv[1] = ik;
-	lens[1] = tcr_key(st, shard, 'i', NULL, 0, ik, sizeof(ik));
-	argv[2] = rk;
-	lens[2] = tcr_key(st, shard, 'T', NULL, 0, rk, sizeof(rk));
-	argv[3] = H;
-	lens[3] = tcr_shard_prefix(st, shard, H, sizeof(H));
-	argv[4] = id.p;
-	lens[4] = id.len;
+	entry_args(st, shard, id, &k, argv, lens);
 	argv[5] = xs;
 	lens[5] = (size_t)i64s(xs, extra);
 	argv[6] = ns;

@@ -169,8 +169,8 @@ static const char lua_prelude[] =
 "  return string.format('%.0f', x)\n"
 "end\n"
 "local HDR = 34\n"
-"local function hdr(k)\n"
-"  local h = redis.call('GETRANGE', k, 0, 1023)\n"
+"local function hdr(k, h)\n"
+"  h = h or redis.call('GETRANGE', k, 0, 1023)\n"
 "  if #h < HDR or string.byte(h, 1) ~= 2 then return nil end\n"
 "  local e = struct.unpack('<d', h, 3)\n"
 "  local m = struct.unpack('<d', h, 11)\n"
@@ -301,10 +301,12 @@ static const char lua_prelude[] =
  * already cover it: GETRANGE, SET (and SETRANGE of the score).
  */
 static const char lua_save_head[] =
+"local h0\n"
 "if ARGV[7] == '1' then\n"
 "  local rec, s, now = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])\n"
 "  local tl = struct.unpack('<I4', rec, 19)\n"
-"  local h = redis.call('GETRANGE', KEYS[1], 0, 33 + tl)\n"
+"  h0 = redis.call('GETRANGE', KEYS[1], 0, math.max(1023, 33 + tl))\n"
+"  local h = string.sub(h0, 1, 34 + tl)\n"
 "  if #h == 34 + tl and string.byte(h, 1) == 2 and string.sub(h, 19, 22) == string.sub(rec, 19, 22)\n"
 "      and string.sub(h, 35) == string.sub(rec, 35, 34 + tl) then\n"
 "    local os = struct.unpack('<d', h, 3)\n"
@@ -334,7 +336,7 @@ static const char lua_save[] =
 "local H, id, rec = ARGV[1], ARGV[2], ARGV[3]\n"
 "local s, now, grace = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
 "local ek, ik, rk = KEYS[1], KEYS[2], KEYS[3]\n"
-"local oe, om, old = hdr(ek)\n"
+"local oe, om, old = hdr(ek, h0)\n"
 "local n = #ARGV - 7\n"
 "local cut = '(' .. n2s((now - grace - 1) * S)\n"
 "local rsc = s\n"
