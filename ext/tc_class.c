@@ -79,13 +79,15 @@ static void tc_free(zend_object *obj)
 
 #define TC_THIS() tc_from_obj(Z_OBJ_P(ZEND_THIS))
 
-#define TC_CHECK(o) do { \
+#define TC_CHECK_EX(o, failure) do { \
 		if (!(o)->state) { \
 			zend_throw_error(NULL, "%s object is not initialized: its constructor did not run", \
 			                 ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name)); \
-			RETURN_THROWS(); \
+			failure; \
 		} \
 	} while (0)
+
+#define TC_CHECK(o) TC_CHECK_EX(o, RETURN_THROWS())
 
 static bool check_id(zend_string *id, uint32_t arg)
 {
@@ -104,6 +106,37 @@ static inline tc_str S(zend_string *s)
 {
 	tc_str r = {ZSTR_VAL(s), ZSTR_LEN(s)};
 	return r;
+}
+
+/* The methods whose one argument is an id (test, remove, getMetadatas,
+ * ___expire): the constructed object, with the id checked; NULL with an
+ * exception. */
+static inline tc_object *id_method(INTERNAL_FUNCTION_PARAMETERS, zend_string **id)
+{
+	tc_object *o = TC_THIS();
+
+	(void)return_value;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(*id)
+	ZEND_PARSE_PARAMETERS_END_EX(return NULL);
+
+	TC_CHECK_EX(o, return NULL);
+	return check_id(*id, 1) ? o : NULL;
+}
+
+/* One element of a tags argument: a string of 1 to TC_TAG_MAX bytes;
+ * false with an exception otherwise. */
+static bool tag_ok(zval *v, uint32_t arg)
+{
+	if (Z_TYPE_P(v) != IS_STRING) {
+		zend_argument_type_error(arg, "must contain only strings, %s found", zend_zval_type_name(v));
+		return false;
+	}
+	if (Z_STRLEN_P(v) == 0 || Z_STRLEN_P(v) > TC_TAG_MAX) {
+		zend_argument_value_error(arg, "must contain tags of 1 to %d bytes", TC_TAG_MAX);
+		return false;
+	}
+	return true;
 }
 
 /* Validated, de-duplicated tags; NULL with an exception on bad input.
@@ -131,13 +164,7 @@ static tc_str *tags_arg(HashTable *ht, uint32_t arg, size_t *n)
 			size_t j;
 
 			ZVAL_DEREF(v);
-			if (Z_TYPE_P(v) != IS_STRING) {
-				zend_argument_type_error(arg, "must contain only strings, %s found", zend_zval_type_name(v));
-				efree(out);
-				return NULL;
-			}
-			if (Z_STRLEN_P(v) == 0 || Z_STRLEN_P(v) > TC_TAG_MAX) {
-				zend_argument_value_error(arg, "must contain tags of 1 to %d bytes", TC_TAG_MAX);
+			if (!tag_ok(v, arg)) {
 				efree(out);
 				return NULL;
 			}
@@ -158,12 +185,7 @@ static tc_str *tags_arg(HashTable *ht, uint32_t arg, size_t *n)
 	zend_hash_init(&seen, cnt, NULL, NULL, 0);
 	ZEND_HASH_FOREACH_VAL(ht, v) {
 		ZVAL_DEREF(v);
-		if (Z_TYPE_P(v) != IS_STRING) {
-			zend_argument_type_error(arg, "must contain only strings, %s found", zend_zval_type_name(v));
-			goto fail;
-		}
-		if (Z_STRLEN_P(v) == 0 || Z_STRLEN_P(v) > TC_TAG_MAX) {
-			zend_argument_value_error(arg, "must contain tags of 1 to %d bytes", TC_TAG_MAX);
+		if (!tag_ok(v, arg)) {
 			goto fail;
 		}
 		if (zend_hash_add_empty_element(&seen, Z_STR_P(v))) {
@@ -437,16 +459,11 @@ ZEND_METHOD(TagCache_AbstractBackend, loadMany)
 
 ZEND_METHOD(TagCache_AbstractBackend, test)
 {
-	tc_object *o = TC_THIS();
 	zend_string *id;
+	tc_object *o = id_method(INTERNAL_FUNCTION_PARAM_PASSTHRU, &id);
 	tc_meta meta;
 
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_STR(id)
-	ZEND_PARSE_PARAMETERS_END();
-
-	TC_CHECK(o);
-	if (!check_id(id, 1)) {
+	if (!o) {
 		RETURN_THROWS();
 	}
 	if (o->be->load(o->state, S(id), 0, NULL, NULL, NULL, NULL, &meta) != TC_OK) {
@@ -513,23 +530,16 @@ ZEND_METHOD(TagCache_AbstractBackend, save)
 
 ZEND_METHOD(TagCache_AbstractBackend, remove)
 {
-	tc_object *o = TC_THIS();
 	zend_string *id;
+	tc_object *o = id_method(INTERNAL_FUNCTION_PARAM_PASSTHRU, &id);
+	int r;
 
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_STR(id)
-	ZEND_PARSE_PARAMETERS_END();
-
-	TC_CHECK(o);
-	if (!check_id(id, 1)) {
+	if (!o) {
 		RETURN_THROWS();
 	}
-	{
-		int r = o->be->remove(o->state, S(id));
-
-		TC_RAISE(o);
-		RETURN_BOOL(r == TC_OK);
-	}
+	r = o->be->remove(o->state, S(id));
+	TC_RAISE(o);
+	RETURN_BOOL(r == TC_OK);
 }
 
 static bool parse_mode(zend_string *mode, tc_clean_mode *out)
@@ -640,15 +650,34 @@ ZEND_METHOD(TagCache_AbstractBackend, getIdsMatchingAnyTags)
 	list_ids(INTERNAL_FUNCTION_PARAM_PASSTHRU, TC_CLEAN_MATCHING_ANY, true);
 }
 
-ZEND_METHOD(TagCache_AbstractBackend, getTags)
+/* getTags(), stats(), verify(): no argument; an array that the engine
+ * fills through a callback. */
+typedef enum { FILL_TAGS, FILL_STATS, FILL_VERIFY } fill_what;
+
+static void fill_array(INTERNAL_FUNCTION_PARAMETERS, fill_what what)
 {
 	tc_object *o = TC_THIS();
 
 	ZEND_PARSE_PARAMETERS_NONE();
 	TC_CHECK(o);
 	array_init(return_value);
-	o->be->tags(o->state, emit_list, return_value);
+	switch (what) {
+	case FILL_TAGS:
+		o->be->tags(o->state, emit_list, return_value);
+		break;
+	case FILL_STATS:
+		o->be->stats(o->state, emit_stat, return_value);
+		break;
+	case FILL_VERIFY:
+		o->be->verify(o->state, emit_list, return_value);
+		break;
+	}
 	TC_RAISE(o);
+}
+
+ZEND_METHOD(TagCache_AbstractBackend, getTags)
+{
+	fill_array(INTERNAL_FUNCTION_PARAM_PASSTHRU, FILL_TAGS);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, getFillingPercentage)
@@ -667,17 +696,12 @@ ZEND_METHOD(TagCache_AbstractBackend, getFillingPercentage)
 
 ZEND_METHOD(TagCache_AbstractBackend, getMetadatas)
 {
-	tc_object *o = TC_THIS();
 	zend_string *id;
+	tc_object *o = id_method(INTERNAL_FUNCTION_PARAM_PASSTHRU, &id);
 	zval tags;
 	tc_meta meta;
 
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_STR(id)
-	ZEND_PARSE_PARAMETERS_END();
-
-	TC_CHECK(o);
-	if (!check_id(id, 1)) {
+	if (!o) {
 		RETURN_THROWS();
 	}
 	array_init(&tags);
@@ -736,38 +760,20 @@ ZEND_METHOD(TagCache_AbstractBackend, getCapabilities)
 
 ZEND_METHOD(TagCache_AbstractBackend, stats)
 {
-	tc_object *o = TC_THIS();
-
-	ZEND_PARSE_PARAMETERS_NONE();
-	TC_CHECK(o);
-	array_init(return_value);
-	o->be->stats(o->state, emit_stat, return_value);
-	TC_RAISE(o);
+	fill_array(INTERNAL_FUNCTION_PARAM_PASSTHRU, FILL_STATS);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, verify)
 {
-	tc_object *o = TC_THIS();
-
-	ZEND_PARSE_PARAMETERS_NONE();
-	TC_CHECK(o);
-	array_init(return_value);
-	o->be->verify(o->state, emit_list, return_value);
-	TC_RAISE(o);
+	fill_array(INTERNAL_FUNCTION_PARAM_PASSTHRU, FILL_VERIFY);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, ___expire)
 {
-	(void)return_value;
-	tc_object *o = TC_THIS();
 	zend_string *id;
+	tc_object *o = id_method(INTERNAL_FUNCTION_PARAM_PASSTHRU, &id);
 
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_STR(id)
-	ZEND_PARSE_PARAMETERS_END();
-
-	TC_CHECK(o);
-	if (!check_id(id, 1)) {
+	if (!o) {
 		RETURN_THROWS();
 	}
 	o->be->expire_now(o->state, S(id));

@@ -17,7 +17,6 @@
  * half-changed) an index that the next writer rebuilds from the logs.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,40 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "tc_file.h"
-
-/* Seconds of the realtime clock, as PHP's time() gives them. */
-int64_t tcf_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec;
-}
-
-/* The read path's clock: the coarse clock (read from the vDSO page, no
- * TSC) lags by up to a tick, so an expiry in the current coarse second is
- * checked again on the precise clock. */
-static inline int64_t now_coarse(void)
-{
-#ifdef CLOCK_REALTIME_COARSE
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) == 0) {
-		return (int64_t)ts.tv_sec;
-	}
-#endif
-	return tcf_now();
-}
-
-static inline int expired_at(int64_t expire, int64_t coarse)
-{
-	return expire < coarse || (expire == coarse && expire < tcf_now());
-}
-
-static void count(uint64_t *c)
-{
-	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
-}
 
 /* ------------------------------------------------------------- options */
 
@@ -166,20 +131,6 @@ static void file_close(void *state)
 
 /* --------------------------------------------------------------- reads */
 
-static void backoff(int attempt)
-{
-	if (attempt < 8) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	} else if (attempt < 64) {
-		sched_yield();
-	} else {
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-	}
-}
-
 /* The lock-free read. TC_OK, TC_MISS, TC_ERR (allocation), or 2: no
  * stable view, or a damaged record: the caller reads under the lock,
  * which repairs. */
@@ -210,7 +161,7 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		tcf_rec r;
 
 		if (s1 & 1) {
-			backoff(attempt);
+			tc_backoff(attempt);
 			continue;
 		}
 		i = __atomic_load_n(&x->buckets[h & x->bmask], __ATOMIC_RELAXED);
@@ -271,9 +222,8 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 			}
 			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&H->seq, __ATOMIC_RELAXED) != s1) {
-			backoff(attempt);
+		if (tc_seq_changed(&H->seq, s1)) {
+			tc_backoff(attempt);
 			continue;
 		}
 		if (want_map) {
@@ -286,8 +236,8 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		if (bad || damaged) {
 			return 2;
 		}
-		if (!found || (!allow_expired && expired_at(expire, now))) {
-			count(&H->stripes[tcf_stripe_no].misses);
+		if (!found || (!allow_expired && tc_expired_at(expire, now))) {
+			tc_count(&H->stripes[tc_stripe_no].misses);
 			return TC_MISS;
 		}
 		{
@@ -309,10 +259,17 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		}
 		meta->expire = expire;
 		meta->mtime = mtime;
-		count(&H->stripes[tcf_stripe_no].hits);
+		tc_count(&H->stripes[tc_stripe_no].hits);
 		return TC_OK;
 	}
 	return 2;
+}
+
+/* Under the lock: the slot of an id in the current index, 0 if absent. */
+static uint32_t find_id(tcf_store *s, tc_str id)
+{
+	return tcf_find(s, &s->ix, (const unsigned char *)id.p, (uint32_t)id.len,
+	                tcf_key_hash((const unsigned char *)id.p, id.len));
 }
 
 /* Under the lock: is the entry's record whole? If not, it is removed (with
@@ -356,7 +313,7 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 	tcf_store *s = f->s;
 	tcf_idx *x;
 	uint32_t h = tcf_key_hash((const unsigned char *)id.p, id.len), slot;
-	int64_t now = now_coarse();
+	int64_t now = tc_now_coarse();
 	int rc = load_fast(f, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
@@ -387,7 +344,7 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 	if (slot) {
 		tcf_slot *sl = &x->slots[slot - 1];
 
-		if (allow_expired || !expired_at(sl->expire, now)) {
+		if (allow_expired || !tc_expired_at(sl->expire, now)) {
 			const unsigned char *rec = tcf_record(s, x, sl->log, sl->off, sl->len);
 			tcf_rec r;
 
@@ -396,10 +353,7 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 			meta->mtime = sl->mtime;
 			vlen = r.vlen;
 			if (data) {
-				copy = malloc(vlen ? vlen : 1);
-				if (copy) {
-					memcpy(copy, rec + TCF_REC + r.klen + r.tnlen, vlen);
-				}
+				copy = tc_copy(rec + TCF_REC + r.klen + r.tnlen, vlen);
 			}
 		} else {
 			slot = 0;
@@ -407,23 +361,11 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 	}
 	tcf_unlock(f);
 	if (!slot) {
-		count(&s->ix.hdr->stripes[tcf_stripe_no].misses);
+		tc_count(&s->ix.hdr->stripes[tc_stripe_no].misses);
 		return TC_MISS;
 	}
-	count(&s->ix.hdr->stripes[tcf_stripe_no].hits);
-	if (data) {
-		char *buf;
-
-		if (!copy || !(buf = alloc(ctx, vlen))) {
-			free(copy);
-			return TC_ERR;
-		}
-		memcpy(buf, copy, vlen);
-		free(copy);
-		*data = buf;
-		*len = vlen;
-	}
-	return TC_OK;
+	tc_count(&s->ix.hdr->stripes[tc_stripe_no].hits);
+	return data ? tc_copy_out(copy, vlen, alloc, ctx, data, len) : TC_OK;
 }
 
 /* -------------------------------------------------------------- writes */
@@ -467,17 +409,13 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 	tc_file *f = st;
 	tcf_store *s = f->s;
 	tcf_idx *x = &s->ix;
-	uint64_t tnlen = 0, need, off = 0, salt = 0;
+	uint64_t tnlen = tc_names_len(tags, ntags), need, off = 0, salt = 0;
 	uint32_t h = tcf_key_hash((const unsigned char *)id.p, id.len);
 	unsigned char *buf;
-	int64_t now = tcf_now();
+	int64_t now = tc_now();
 	tcf_resv rv;
-	size_t i;
 	int tries, reserved = 0;
 
-	for (i = 0; i < ntags; i++) {
-		tnlen += 2 + tags[i].len;
-	}
 	need = tcf_rec_size(id.len, tnlen, data.len);
 	if (need > f->max_size / 2 || need > UINT32_MAX || ntags > TC_TAGS_MAX) {
 		snprintf(err, TC_ERRBUF, "%.3000s: an entry of %llu bytes does not fit in this store (max_size %llu)",
@@ -560,8 +498,7 @@ static int file_remove(void *st, tc_str id)
 	if (tcf_lock(f, NULL) != TC_OK) {
 		return TC_ERR;
 	}
-	slot = tcf_find(s, &s->ix, (const unsigned char *)id.p, (uint32_t)id.len,
-	                tcf_key_hash((const unsigned char *)id.p, id.len));
+	slot = find_id(s, id);
 	if (slot) {
 		tcf_tombstones(f, &slot, 1, 1, err);
 		tcf_remove_list(f, &slot, 1, NULL);
@@ -586,133 +523,72 @@ static int carries(tcf_idx *x, const tcf_slot *sl, uint32_t t)
 	return 0;
 }
 
-/* The slots a mode selects, under the lock: O(members of the given tags)
- * for the matching modes, O(slots) for the others. */
+/* The index as tc_select() walks it. */
+static uint32_t ix_next(void *ix, uint32_t slot)
+{
+	tcf_idx *x = ix;
+
+	while (++slot <= x->nslots) {
+		if (x->slots[slot - 1].log) {
+			return slot;
+		}
+	}
+	return 0;
+}
+
+static int ix_entry(void *x, uint32_t slot)
+{
+	if (!tcf_slot_ok(x, slot)) {
+		((tcf_idx *)x)->tainted = 1;
+		return 0;
+	}
+	return 1;
+}
+
+static uint32_t ix_tag(void *x, const tc_str *name)
+{
+	const unsigned char *p = (const unsigned char *)name->p;
+
+	return tcf_tag_find(x, p, (uint32_t)name->len, tcf_tag_hash(p, name->len));
+}
+
+static uint32_t ix_count(void *x, uint32_t t)
+{
+	return ((tcf_idx *)x)->tags[t - 1].count;
+}
+
+static uint32_t ix_member(void *x, uint32_t t, uint32_t i)
+{
+	return tcf_member(x, &((tcf_idx *)x)->tags[t - 1], i);
+}
+
+static int ix_carries(void *x, uint32_t slot, uint32_t t)
+{
+	return carries(x, &((tcf_idx *)x)->slots[slot - 1], t);
+}
+
+/* The slots a mode selects, under the lock (tc_select). Nothing when the
+ * index turns out damaged: the unlock rebuilds it. */
 static uint32_t *select_ids(tcf_store *s, tc_ids_mode mode, const tc_str *tags, size_t ntags,
                             size_t *n, int *oom)
 {
 	tcf_idx *x = &s->ix;
-	uint32_t *refs = malloc((ntags ? ntags : 1) * sizeof(uint32_t)), *out = NULL, i;
-	size_t cnt = 0, cap = 0, k;
-	unsigned char *seen = NULL;
+	const tc_index ix = {x, x->nslots, ix_next, ix_entry, ix_tag, ix_count, ix_member, ix_carries};
+	uint32_t *ids = tc_select(&ix, mode, tags, ntags, n, oom);
 
-	*n = 0;
-	*oom = 0;
-	if (!refs) {
-		*oom = 1;
-		return NULL;
-	}
-	for (k = 0; k < ntags; k++) {
-		const unsigned char *p = (const unsigned char *)tags[k].p;
-
-		refs[k] = tcf_tag_find(x, p, (uint32_t)tags[k].len, tcf_tag_hash(p, tags[k].len));
-	}
-
-#define PUSH(id) do { \
-		if (cnt == cap) { \
-			uint32_t *np_ = realloc(out, (cap ? cap * 2 : 64) * sizeof(uint32_t)); \
-			if (!np_) { *oom = 1; goto done; } \
-			out = np_; cap = cap ? cap * 2 : 64; \
-		} \
-		out[cnt++] = (id); \
-	} while (0)
-
-	if (mode == TC_CLEAN_ALL || mode == TC_CLEAN_NOT_MATCHING || mode == TC_CLEAN_OLD) {
-		for (i = 1; i <= x->nslots; i++) {
-			int keep = 1;
-
-			if (!x->slots[i - 1].log) {
-				continue;
-			}
-			if (!tcf_slot_ok(x, i)) {
-				x->tainted = 1;
-				goto done;
-			}
-			for (k = 0; mode == TC_CLEAN_NOT_MATCHING && k < ntags && keep; k++) {
-				if (refs[k] && carries(x, &x->slots[i - 1], refs[k])) {
-					keep = 0;
-				}
-			}
-			if (keep) {
-				PUSH(i);
-			}
-		}
-	} else if (mode == TC_CLEAN_MATCHING && ntags) {
-		uint32_t best = 0, bestc = UINT32_MAX;
-
-		for (k = 0; k < ntags; k++) {
-			if (!refs[k]) {
-				goto done;  /* nobody carries that tag: nobody carries all */
-			}
-			if (x->tags[refs[k] - 1].count < bestc) {
-				best = refs[k];
-				bestc = x->tags[refs[k] - 1].count;
-			}
-		}
-		{
-			tcf_tag *T = &x->tags[best - 1];
-
-			for (i = 0; i < T->count; i++) {
-				uint32_t id = tcf_member(x, T, i);
-				int all = 1;
-
-				if (!tcf_slot_ok(x, id)) {
-					x->tainted = 1;
-					goto done;
-				}
-				for (k = 0; k < ntags && all; k++) {
-					all = refs[k] == best || carries(x, &x->slots[id - 1], refs[k]);
-				}
-				if (all) {
-					PUSH(id);
-				}
-			}
-		}
-	} else if (mode == TC_CLEAN_MATCHING_ANY && ntags) {
-		seen = calloc((x->nslots + 8) / 8, 1);
-		if (!seen) {
-			*oom = 1;
-			goto done;
-		}
-		for (k = 0; k < ntags; k++) {
-			tcf_tag *T;
-
-			if (!refs[k]) {
-				continue;
-			}
-			T = &x->tags[refs[k] - 1];
-			for (i = 0; i < T->count; i++) {
-				uint32_t id = tcf_member(x, T, i);
-
-				if (!tcf_slot_ok(x, id)) {
-					x->tainted = 1;
-					goto done;
-				}
-				if (!(seen[id >> 3] & (1u << (id & 7)))) {
-					seen[id >> 3] |= (unsigned char)(1u << (id & 7));
-					PUSH(id);
-				}
-			}
-		}
-	}
-#undef PUSH
-done:
-	free(refs);
-	free(seen);
-	if (*oom || x->tainted) {
-		free(out);
+	if (x->tainted) {
+		free(ids);
 		*n = 0;
 		return NULL;
 	}
-	*n = cnt;
-	return out;
+	return ids;
 }
 
 static int file_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
 {
 	tc_file *f = st;
 	tcf_store *s = f->s;
-	int64_t now = tcf_now();
+	int64_t now = tc_now();
 	uint32_t *ids;
 	size_t n;
 	int oom, rc = TC_OK;
@@ -766,7 +642,7 @@ static int file_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags
 {
 	tc_file *f = st;
 	tcf_store *s = f->s;
-	int64_t now = tcf_now();
+	int64_t now = tc_now();
 	uint32_t *ids;
 	size_t n, i;
 	int oom;
@@ -796,12 +672,7 @@ static int file_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags
 	}
 	tcf_unlock(f);
 	free(ids);
-	if (oom || b.oom) {
-		free(b.p);
-		return TC_ERR;
-	}
-	tc_sbuf_emit(&b, emit, ctx);
-	return TC_OK;
+	return tc_sbuf_done(&b, oom, emit, ctx);
 }
 
 static int file_tags(void *st, tc_emit_fn emit, void *ctx)
@@ -823,12 +694,7 @@ static int file_tags(void *st, tc_emit_fn emit, void *ctx)
 		}
 	}
 	tcf_unlock(f);
-	if (b.oom) {
-		free(b.p);
-		return TC_ERR;
-	}
-	tc_sbuf_emit(&b, emit, ctx);
-	return TC_OK;
+	return tc_sbuf_done(&b, 0, emit, ctx);
 }
 
 /* For the calls that read the header without the lock: the current index. */
@@ -858,7 +724,7 @@ static int file_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, vo
 	tc_file *f = st;
 	tcf_store *s = f->s;
 	tcf_idx *x;
-	int64_t now = tcf_now();
+	int64_t now = tc_now();
 	uint32_t slot;
 	tc_sbuf b = {0};
 
@@ -866,8 +732,7 @@ static int file_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, vo
 		return TC_ERR;
 	}
 	x = &s->ix;
-	slot = tcf_find(s, x, (const unsigned char *)id.p, (uint32_t)id.len,
-	                tcf_key_hash((const unsigned char *)id.p, id.len));
+	slot = find_id(s, id);
 	if (slot && x->slots[slot - 1].expire < now) {
 		slot = 0;
 	}
@@ -885,12 +750,7 @@ static int file_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, vo
 		}
 	}
 	tcf_unlock(f);
-	if (!slot || b.oom) {
-		free(b.p);
-		return slot ? TC_ERR : TC_MISS;
-	}
-	tc_sbuf_emit(&b, emit, ctx);
-	return TC_OK;
+	return slot ? tc_sbuf_done(&b, 0, emit, ctx) : TC_MISS;
 }
 
 /* touch() and ___expire(): a TOUCH record, then the slot's expiry. */
@@ -898,7 +758,7 @@ static int set_expire(tc_file *f, tc_str id, int64_t extra, int force_expired)
 {
 	tcf_store *s = f->s;
 	tcf_idx *x;
-	int64_t now = tcf_now(), e;
+	int64_t now = tc_now(), e;
 	uint64_t off, salt, need = tcf_rec_size(id.len, 0, 0);
 	unsigned char *buf = malloc(need);
 	char err[TC_ERRBUF];
@@ -913,8 +773,7 @@ static int set_expire(tc_file *f, tc_str id, int64_t extra, int force_expired)
 		return TC_ERR;
 	}
 	x = &s->ix;
-	slot = tcf_find(s, x, (const unsigned char *)id.p, (uint32_t)id.len,
-	                tcf_key_hash((const unsigned char *)id.p, id.len));
+	slot = find_id(s, id);
 	if (slot) {
 		tcf_slot *sl = &x->slots[slot - 1];
 
@@ -965,17 +824,14 @@ static void file_stats(void *st, tc_stat_fn emit, void *ctx)
 	tc_file *f = st;
 	tcf_idx *x;
 	tcf_hdr *H;
-	uint64_t hits = 0, misses = 0, logs = 0;
+	uint64_t hits, misses, logs = 0;
 	int i;
 
 	fresh(f);
 	x = &f->s->ix;
 	H = x->hdr;
 
-	for (i = 0; i < TCF_NSTRIPES; i++) {
-		hits += __atomic_load_n(&H->stripes[i].hits, __ATOMIC_RELAXED);
-		misses += __atomic_load_n(&H->stripes[i].misses, __ATOMIC_RELAXED);
-	}
+	tc_stripes_sum(H->stripes, &hits, &misses);
 	for (i = 0; i < TCF_MAXLOGS; i++) {
 		logs += H->logs[i].number != 0;
 	}
@@ -1010,10 +866,7 @@ static int file_verify(void *st, tc_emit_fn emit, void *ctx)
 	int rc;
 
 	if (tcf_lock(f, NULL) != TC_OK) {
-		const char *msg = "the write lock could not be taken";
-
-		emit(ctx, msg, strlen(msg));
-		return TC_ERR;
+		return tc_verify_nolock(emit, ctx);
 	}
 	rc = tcf_check(f->s, &f->s->ix, tc_sbuf_cb, &b);
 	tcf_unlock(f);

@@ -38,7 +38,6 @@
 #define TCF_RECMAGIC   0x54434600u   /* "\0FCT" | type in the low byte */
 #define TCF_UNIT       8u            /* index heap unit */
 #define TCF_NCLASSES   120
-#define TCF_NSTRIPES   64
 #define TCF_PREFIXMAX  64
 #define TCF_MIN_SIZE   (1024 * 1024)
 
@@ -128,11 +127,6 @@ typedef struct {
 } tcf_tag;
 
 typedef struct {
-	uint64_t hits, misses;
-	char pad[64 - 2 * sizeof(uint64_t)];
-} tcf_stripe;
-
-typedef struct {
 	/* the first 64 bytes keep their place in every layout, so that any
 	 * build can tell a foreign index and retire it */
 	char magic[8];
@@ -172,7 +166,7 @@ typedef struct {
 	uint32_t free_heads[TCF_NCLASSES];
 	tcf_logent logs[TCF_MAXLOGS];
 	char pad4[64];
-	tcf_stripe stripes[TCF_NSTRIPES];
+	tc_stripe stripes[TC_NSTRIPES];
 } tcf_hdr;
 
 /* Capacities of an index file. */
@@ -334,7 +328,6 @@ uint64_t tcf_boot(void);
 uint32_t tcf_abi(void);
 int tcf_install(tcf_store *s, tcf_idx *nx);
 void tc_file_release_held(void);
-extern unsigned tcf_stripe_no;
 
 /* tc_file_rebuild.c: a new index from the logs */
 int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, char *err);
@@ -352,8 +345,5 @@ int tcf_compact_all(tc_file *f, int64_t now, char *err);
 int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *err);
 void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *crash);
 int tcf_sweep_expired(tc_file *f, int64_t now, char *err);
-
-/* tc_file.c */
-int64_t tcf_now(void);
 
 #endif

@@ -242,7 +242,7 @@ int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *
 	tcf_idx *x = &s->ix;
 	uint64_t total = 0, off, salt, pos = 0;
 	unsigned char *buf;
-	int64_t now = tcf_now();
+	int64_t now = tc_now();
 	size_t i;
 
 	/* A record whose header is damaged gets no tombstone: its key cannot
@@ -310,11 +310,12 @@ failed:
 int tcf_sweep_expired(tc_file *f, int64_t now, char *err)
 {
 	tcf_idx *x = &f->s->ix;
-	uint32_t i, n = 0, cap = 256, *ids = malloc(cap * sizeof(uint32_t));
+	uint32_t i;
+	tc_ids ids = {0};
 	int64_t next = TC_EXPIRE_NEVER;
 	int rc = TC_OK;
 
-	if (!ids) {
+	if (tc_ids_grow(&ids, 256) != 0) {
 		return TC_ERR;
 	}
 	for (i = 1; i <= x->nslots; i++) {
@@ -324,34 +325,27 @@ int tcf_sweep_expired(tc_file *f, int64_t now, char *err)
 			continue;
 		}
 		if (sl->expire < now) {
-			if (n == cap) {
-				uint32_t *np = realloc(ids, (size_t)cap * 2 * sizeof(uint32_t));
-
-				if (!np) {
-					rc = TC_ERR;
-					break;
-				}
-				ids = np;
-				cap *= 2;
+			if (tc_ids_push(&ids, i) != 0) {
+				rc = TC_ERR;
+				break;
 			}
-			ids[n++] = i;
 		} else if (sl->expire < next) {
 			next = sl->expire;
 		}
 	}
-	if (rc == TC_OK && n) {
+	if (rc == TC_OK && ids.n) {
 		char ebuf[TC_ERRBUF];
 
-		rc = tcf_tombstones(f, ids, n, 0, err ? err : ebuf);
+		rc = tcf_tombstones(f, ids.v, ids.n, 0, err ? err : ebuf);
 		if (rc == TC_OK) {
-			tcf_remove_list(f, ids, n, NULL);
-			x->hdr->expirations += n;
+			tcf_remove_list(f, ids.v, ids.n, NULL);
+			x->hdr->expirations += ids.n;
 		}
 	}
 	if (rc == TC_OK) {
 		x->hdr->min_expire = next;
 	}
-	free(ids);
+	free(ids.v);
 	return rc;
 }
 
@@ -484,11 +478,12 @@ static int compact_step(tc_file *f, uint64_t budget, int64_t now)
 	tcf_store *s = f->s;
 	tcf_idx *x = &s->ix;
 	tcf_hdr *H = x->hdr;
-	uint32_t v = H->first_log, *drops = NULL;
+	uint32_t v = H->first_log;
 	tcf_logent *le = TCF_LOGENT(x, v);
 	const unsigned char *base;
 	move *moves = NULL;
-	size_t nm = 0, nd = 0, cm = 0, cd = 0, i;
+	tc_ids drops = {0};
+	size_t nm = 0, cm = 0, i;
 	uint64_t off, scanned = 0, total = 0, dst = 0, salt = 0;
 	unsigned char *buf = NULL;
 	char err[TC_ERRBUF];
@@ -509,7 +504,7 @@ static int compact_step(tc_file *f, uint64_t budget, int64_t now)
 		return 1;
 	}
 	off = H->cursor < TCF_LOGHDR ? TCF_LOGHDR : H->cursor;
-	while (off < le->end && (scanned < budget || nm + nd == 0)) {
+	while (off < le->end && (scanned < budget || nm + drops.n == 0)) {
 		tcf_rec r;
 		uint64_t n = tcf_rec_header_ok(base + off, le->end - off, le->salt, off, &r);
 		uint32_t slot;
@@ -526,15 +521,9 @@ static int compact_step(tc_file *f, uint64_t budget, int64_t now)
 			}
 			if (slot && x->slots[slot - 1].log == v && x->slots[slot - 1].off == off) {
 				if (x->slots[slot - 1].expire < now) {
-					if (nd == cd) {
-						uint32_t *np = realloc(drops, (cd = cd ? cd * 2 : 64) * sizeof(uint32_t));
-
-						if (!np) {
-							goto out;
-						}
-						drops = np;
+					if (tc_ids_push(&drops, slot) != 0) {
+						goto out;
 					}
-					drops[nd++] = slot;
 				} else {
 					if (nm == cm) {
 						move *np = realloc(moves, (cm = cm ? cm * 2 : 64) * sizeof(move));
@@ -595,8 +584,8 @@ static int compact_step(tc_file *f, uint64_t budget, int64_t now)
 		}
 	}
 	tcf_seq_end(H);
-	tcf_remove_list(f, drops, nd, NULL);
-	H->expirations += nd;
+	tcf_remove_list(f, drops.v, drops.n, NULL);
+	H->expirations += drops.n;
 	H->copied += nm;
 	H->cursor = off;
 	if (off >= le->end) {
@@ -608,7 +597,7 @@ static int compact_step(tc_file *f, uint64_t budget, int64_t now)
 out:
 	free(buf);
 	free(moves);
-	free(drops);
+	free(drops.v);
 	return rc;
 }
 

@@ -18,7 +18,6 @@
  * is bounds-checked before it is followed; a bad one marks the index
  * tainted, and the lock holder rebuilds it from the logs.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,21 +50,6 @@ void tcf_seq_end(tcf_hdr *h)
 
 /* ---------------------------------------------------------------- layout */
 
-static uint64_t align(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static uint32_t pow2(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v) {
-		p <<= 1;
-	}
-	return p;
-}
-
 /* Fills the size fields of h for capacities c. -1 if c is out of range. */
 int tcf_layout(const tcf_caps *c, tcf_hdr *h)
 {
@@ -76,21 +60,21 @@ int tcf_layout(const tcf_caps *c, tcf_hdr *h)
 		return -1;
 	}
 	h->nslots = c->nslots;
-	h->nbuckets = pow2(c->nslots);
+	h->nbuckets = tc_pow2(c->nslots);
 	h->ntags = c->ntags;
-	h->ntagbuckets = pow2(c->ntags);
+	h->ntagbuckets = tc_pow2(c->ntags);
 	h->heap_units = c->heap_units;
-	off = align(sizeof(tcf_hdr), 64);
+	off = tc_align(sizeof(tcf_hdr), 64);
 	h->off_slots = off;
-	off = align(off + (uint64_t)h->nslots * sizeof(tcf_slot), 64);
+	off = tc_align(off + (uint64_t)h->nslots * sizeof(tcf_slot), 64);
 	h->off_buckets = off;
-	off = align(off + (uint64_t)h->nbuckets * 4, 64);
+	off = tc_align(off + (uint64_t)h->nbuckets * 4, 64);
 	h->off_tags = off;
-	off = align(off + (uint64_t)h->ntags * sizeof(tcf_tag), 64);
+	off = tc_align(off + (uint64_t)h->ntags * sizeof(tcf_tag), 64);
 	h->off_tagbuckets = off;
-	off = align(off + (uint64_t)h->ntagbuckets * 4, 64);
+	off = tc_align(off + (uint64_t)h->ntagbuckets * 4, 64);
 	h->off_heap = off;
-	h->size = align(off + (uint64_t)h->heap_units * TCF_UNIT, 4096);
+	h->size = tc_align(off + (uint64_t)h->heap_units * TCF_UNIT, 4096);
 	return 0;
 }
 
@@ -367,7 +351,7 @@ void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n)
 
 static uint32_t dir_units(uint32_t cap)
 {
-	return units_of((uint64_t)pow2(cap / CHUNK) * 4);
+	return units_of((uint64_t)tc_pow2(cap / CHUNK) * 4);
 }
 
 int tcf_tag_ok(const tcf_idx *x, uint32_t t)
@@ -519,7 +503,7 @@ static int tag_reserve(tcf_idx *x, uint32_t t)
 		return 0;
 	}
 	n = T->cap / CHUNK;
-	if (n == pow2(n)) {
+	if (n == tc_pow2(n)) {
 		/* the directory is full: twice as many entries */
 		a = tcf_halloc(x, units_of((uint64_t)n * 2 * 4));
 		if (!a) {
@@ -786,43 +770,20 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 
 /* ----------------------------------------------------------------- check */
 
-typedef struct {
-	tc_emit_fn emit;
-	void *ctx;
-	int n;
-} problems;
-
-static void problem(problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void problem(problems *p, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	p->n++;
-	if (!p->emit || p->n > 50) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	p->emit(p->ctx, buf, strlen(buf));
-}
-
 /* Walks the whole index and every record it points at. Each problem goes
  * to emit (at most 50); TC_OK when there is none. */
 int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 {
 	tcf_hdr *H = x->hdr;
-	problems P = {emit, ctx, 0};
+	tc_report P = {emit, ctx, 0};
 	uint32_t i, j, live = 0, chained = 0, ntags = 0, free_slots = 0, steps;
 	uint64_t live_bytes = 0, loglive[TCF_MAXLOGS], lognlive[TCF_MAXLOGS];
 
 	memset(loglive, 0, sizeof(loglive));
 	memset(lognlive, 0, sizeof(lognlive));
 	if (H->heap_top > x->heap_units || H->heap_used > H->heap_top) {
-		problem(&P, "heap top %u or used %u out of range (%u units)", H->heap_top, H->heap_used,
-		        x->heap_units);
+		tc_report_add(&P, "heap top %u or used %u out of range (%u units)", H->heap_top, H->heap_used,
+		              x->heap_units);
 		return TC_ERR;
 	}
 	for (i = 1; i <= x->nslots; i++) {
@@ -836,24 +797,24 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 		}
 		live++;
 		if (!tcf_slot_ok(x, i)) {
-			problem(&P, "slot %u: bad links", i);
+			tc_report_add(&P, "slot %u: bad links", i);
 			continue;
 		}
 		le = TCF_LOGENT(x, sl->log);
 		rec = tcf_record(s, x, sl->log, sl->off, sl->len);
 		if (!rec || !tcf_rec_header_ok(rec, sl->len, le->salt, sl->off, &r)
 		    || (r.magic & 0xff) != TCF_PUT || tcf_rec_size(r.klen, r.tnlen, r.vlen) != sl->len) {
-			problem(&P, "slot %u: no valid record at log %u offset %llu", i, sl->log,
-			        (unsigned long long)sl->off);
+			tc_report_add(&P, "slot %u: no valid record at log %u offset %llu", i, sl->log,
+			              (unsigned long long)sl->off);
 			continue;
 		}
 		if (!tcf_rec_body_ok(rec, &r)) {
-			problem(&P, "slot %u: record checksum mismatch (log %u offset %llu)", i, sl->log,
-			        (unsigned long long)sl->off);
+			tc_report_add(&P, "slot %u: record checksum mismatch (log %u offset %llu)", i, sl->log,
+			              (unsigned long long)sl->off);
 			continue;
 		}
 		if (tcf_key_hash(rec + TCF_REC, r.klen) != sl->hash || r.ntags != sl->ntags) {
-			problem(&P, "slot %u: hash or tag count differs from its record", i);
+			tc_report_add(&P, "slot %u: hash or tag count differs from its record", i);
 			continue;
 		}
 		live_bytes += sl->len;
@@ -869,15 +830,15 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 
 				memcpy(&n, w, 2);
 				if (!tcf_tag_ok(x, l[j].tag)) {
-					problem(&P, "slot %u: link %u names a bad tag", i, j);
+					tc_report_add(&P, "slot %u: link %u names a bad tag", i, j);
 					break;
 				}
 				T = &x->tags[l[j].tag - 1];
 				if (T->nlen != n || memcmp(TCF_H(x, T->name), w + 2, n) != 0) {
-					problem(&P, "slot %u: link %u names another tag than its record", i, j);
+					tc_report_add(&P, "slot %u: link %u names another tag than its record", i, j);
 				}
 				if (l[j].pos >= T->count || tcf_member(x, T, l[j].pos) != i) {
-					problem(&P, "slot %u: link %u position does not point back", i, j);
+					tc_report_add(&P, "slot %u: link %u position does not point back", i, j);
 				}
 				w += 2 + n;
 			}
@@ -889,11 +850,11 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 		steps = 0;
 		while (k) {
 			if (k > x->nslots || !x->slots[k - 1].log || ++steps > x->nslots) {
-				problem(&P, "bucket %u: chain reaches a bad slot", i);
+				tc_report_add(&P, "bucket %u: chain reaches a bad slot", i);
 				break;
 			}
 			if ((x->slots[k - 1].hash & x->bmask) != i) {
-				problem(&P, "slot %u chained in the wrong bucket", k);
+				tc_report_add(&P, "slot %u chained in the wrong bucket", k);
 			}
 			chained++;
 			k = x->slots[k - 1].next;
@@ -902,14 +863,14 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 	steps = 0;
 	for (i = H->free_slot; i; i = x->slots[i - 1].next) {
 		if (i > x->nslots || x->slots[i - 1].log || ++steps > x->nslots) {
-			problem(&P, "free slot list is broken");
+			tc_report_add(&P, "free slot list is broken");
 			break;
 		}
 		free_slots++;
 	}
 	if (live != H->entries || chained != live || live + free_slots != x->nslots) {
-		problem(&P, "entries: header %u, slots %u, chained %u, free %u of %u", H->entries, live,
-		        chained, free_slots, x->nslots);
+		tc_report_add(&P, "entries: header %u, slots %u, chained %u, free %u of %u", H->entries, live,
+		              chained, free_slots, x->nslots);
 	}
 	for (i = 1; i <= x->ntags; i++) {
 		tcf_tag *T = &x->tags[i - 1];
@@ -919,17 +880,17 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 		}
 		ntags++;
 		if (!tcf_tag_ok(x, i)) {
-			problem(&P, "tag %u: bad record", i);
+			tc_report_add(&P, "tag %u: bad record", i);
 			continue;
 		}
 		if (T->count == 0) {
-			problem(&P, "tag %u: no member", i);
+			tc_report_add(&P, "tag %u: no member", i);
 		}
 		for (j = 0; j < T->count; j++) {
 			uint32_t m = tcf_member(x, T, j), k, found = 0;
 
 			if (!tcf_slot_ok(x, m)) {
-				problem(&P, "tag %u: member %u is not an entry", i, j);
+				tc_report_add(&P, "tag %u: member %u is not an entry", i, j);
 				break;
 			}
 			for (k = 0; k < x->slots[m - 1].ntags; k++) {
@@ -940,16 +901,16 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 				}
 			}
 			if (!found) {
-				problem(&P, "tag %u: member %u has no link back", i, j);
+				tc_report_add(&P, "tag %u: member %u has no link back", i, j);
 			}
 		}
 	}
 	if (ntags != H->tags) {
-		problem(&P, "tags: header %u, records %u", H->tags, ntags);
+		tc_report_add(&P, "tags: header %u, records %u", H->tags, ntags);
 	}
 	if (live_bytes != H->live_bytes) {
-		problem(&P, "live bytes: header %llu, counted %llu", (unsigned long long)H->live_bytes,
-		        (unsigned long long)live_bytes);
+		tc_report_add(&P, "live bytes: header %llu, counted %llu", (unsigned long long)H->live_bytes,
+		              (unsigned long long)live_bytes);
 	}
 	{
 		uint64_t total = 0;
@@ -959,23 +920,23 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 
 			if (!le->number) {
 				if (loglive[i]) {
-					problem(&P, "entries point at an unknown log");
+					tc_report_add(&P, "entries point at an unknown log");
 				}
 				continue;
 			}
 			total += le->end;
 			if (le->live != loglive[i] || le->nlive != lognlive[i]) {
-				problem(&P, "log %u: live bytes %llu/%llu, records %llu/%llu", le->number,
-				        (unsigned long long)le->live, (unsigned long long)loglive[i],
-				        (unsigned long long)le->nlive, (unsigned long long)lognlive[i]);
+				tc_report_add(&P, "log %u: live bytes %llu/%llu, records %llu/%llu", le->number,
+				              (unsigned long long)le->live, (unsigned long long)loglive[i],
+				              (unsigned long long)le->nlive, (unsigned long long)lognlive[i]);
 			}
 			if (le->number < H->first_log || le->number > H->active_log) {
-				problem(&P, "log %u outside %u..%u", le->number, H->first_log, H->active_log);
+				tc_report_add(&P, "log %u outside %u..%u", le->number, H->first_log, H->active_log);
 			}
 		}
 		if (total != H->log_bytes) {
-			problem(&P, "log bytes: header %llu, counted %llu", (unsigned long long)H->log_bytes,
-			        (unsigned long long)total);
+			tc_report_add(&P, "log bytes: header %llu, counted %llu", (unsigned long long)H->log_bytes,
+			              (unsigned long long)total);
 		}
 	}
 	return P.n ? TC_ERR : TC_OK;

@@ -64,11 +64,8 @@ size_t tcf_rec_build(unsigned char *buf, int type, tc_str key, const tc_str *tag
 {
 	tcf_rec r;
 	unsigned char *w = buf + TCF_REC;
-	size_t i, tnlen = 0, size;
+	size_t tnlen = (size_t)tc_names_len(tags, ntags), size;
 
-	for (i = 0; i < ntags; i++) {
-		tnlen += 2 + tags[i].len;
-	}
 	size = (size_t)tcf_rec_size(key.len, tnlen, vlen);
 	memset(&r, 0, sizeof(r));
 	r.magic = TCF_RECMAGIC | (uint32_t)type;
@@ -79,14 +76,7 @@ size_t tcf_rec_build(unsigned char *buf, int type, tc_str key, const tc_str *tag
 	r.expire = expire;
 	r.mtime = mtime;
 	memcpy(w, key.p, key.len);
-	w += key.len;
-	for (i = 0; i < ntags; i++) {
-		uint16_t n = (uint16_t)tags[i].len;
-
-		memcpy(w, &n, 2);
-		memcpy(w + 2, tags[i].p, n);
-		w += 2 + n;
-	}
+	w = tc_names_put(w + key.len, tags, ntags);
 	if (vlen) {
 		memcpy(w, value, vlen);
 	}
@@ -152,22 +142,8 @@ uint64_t tcf_rec_pcheck(const unsigned char *p, const tcf_rec *r, const unsigned
 /* The tag names parse exactly and the payload checksum holds. */
 int tcf_rec_body_ok(const unsigned char *p, const tcf_rec *r)
 {
-	const unsigned char *w = p + TCF_REC + r->klen, *end = w + r->tnlen;
-	uint32_t j;
-
-	for (j = 0; j < r->ntags; j++) {
-		uint16_t n;
-
-		if (end - w < 2) {
-			return 0;
-		}
-		memcpy(&n, w, 2);
-		if (n == 0 || n > TC_TAG_MAX || end - w - 2 < n) {
-			return 0;
-		}
-		w += 2 + n;
-	}
-	return w == end && tcf_rec_pcheck(p, r, p + TCF_REC + r->klen + r->tnlen) == r->pcheck;
+	return tc_names_ok(p + TCF_REC + r->klen, r->tnlen, r->ntags)
+	       && tcf_rec_pcheck(p, r, p + TCF_REC + r->klen + r->tnlen) == r->pcheck;
 }
 
 /* ------------------------------------------------------------ log files */
@@ -247,7 +223,7 @@ int tcf_log_create(tcf_store *s, const tc_file *f, uint32_t number, uint32_t bas
 	h.number = number;
 	h.base = base;
 	h.salt = tcf_random64();
-	h.created = tcf_now();
+	h.created = tc_now();
 	h.check = loghdr_check(&h);
 	/* obsolete 0, obsolete_inv 0: not complements, so no mark */
 	errno = 0;

@@ -176,7 +176,6 @@ static int create_tmp(tc_file *f, const tcf_caps *c, tcf_idx *x, char *name, siz
 	tcf_hdr t;
 	tcf_hdr *H;
 	struct stat st;
-	pthread_mutexattr_t a;
 	unsigned char *base;
 	int fd, rc;
 
@@ -199,11 +198,7 @@ static int create_tmp(tc_file *f, const tcf_caps *c, tcf_idx *x, char *name, siz
 	}
 	/* Every page reserved now: an index page must never be a hole that a
 	 * full disk turns into a SIGBUS. */
-#ifdef HAVE_POSIX_FALLOCATE
-	rc = posix_fallocate(fd, 0, (off_t)t.size);
-#else
-	rc = ftruncate(fd, (off_t)t.size) == 0 ? 0 : errno;
-#endif
+	rc = tc_reserve(fd, t.size);
 	if (rc != 0 || fstat(fd, &st) != 0) {
 		rc = rc ? rc : errno;
 		goto fail;
@@ -231,11 +226,7 @@ static int create_tmp(tc_file *f, const tcf_caps *c, tcf_idx *x, char *name, siz
 	H->off_tagbuckets = t.off_tagbuckets;
 	H->off_heap = t.off_heap;
 	H->heap_units = t.heap_units;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	pthread_mutex_init(&H->lock, &a);
-	pthread_mutexattr_destroy(&a);
+	tc_mutex_init_shared(&H->lock);
 	tcf_bind(x, base, (size_t)t.size);
 	x->dev = st.st_dev;
 	x->ino = st.st_ino;
@@ -524,7 +515,7 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 			log_bytes += logs[i].end;
 		}
 		H->log_bytes = log_bytes + TCF_LOGHDR;
-		H->last_sync = tcf_now();
+		H->last_sync = tc_now();
 		if (ours_old) {
 			H->writes = old->writes;
 			H->copied = old->copied;

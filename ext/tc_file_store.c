@@ -41,12 +41,6 @@
 #include "tc_hash.h"
 
 static tcf_store *stores;
-unsigned tcf_stripe_no;
-
-static void pick_stripe(void)
-{
-	tcf_stripe_no = (unsigned)getpid() % TCF_NSTRIPES;
-}
 
 uint64_t tcf_boot(void)
 {
@@ -72,7 +66,7 @@ uint32_t tcf_abi(void)
 	uint64_t v[] = {
 		sizeof(tcf_hdr), sizeof(tcf_slot), sizeof(tcf_tag), sizeof(tcf_link), sizeof(tcf_logent),
 		sizeof(tcf_rec), sizeof(tcf_loghdr), sizeof(pthread_mutex_t), TCF_MAXLOGS, TCF_NCLASSES,
-		TCF_UNIT, TCF_LAYOUT, TCF_NSTRIPES
+		TCF_UNIT, TCF_LAYOUT, TC_NSTRIPES
 	};
 	return (uint32_t)tc_hash(v, sizeof(v), 0x66696c65);
 }
@@ -205,8 +199,7 @@ int tcf_install(tcf_store *s, tcf_idx *nx)
 
 int tcf_flock(tcf_store *s, char *err)
 {
-	struct timespec ts = {0, 2000000};
-	int fd, i;
+	int fd;
 
 	if (s->flockfd >= 0) {
 		return TC_OK;
@@ -216,18 +209,12 @@ int tcf_flock(tcf_store *s, char *err)
 		snprintf(err, TC_ERRBUF, "%.3000s: cannot open for locking: %s", s->dir, strerror(errno));
 		return TC_ERR;
 	}
-	for (i = 0; i < 15000; i++) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			s->flockfd = fd;
-			return TC_OK;
-		}
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			break;
-		}
-		nanosleep(&ts, NULL);
+	if (tc_flock_ex(fd, 15000) == 0) {
+		s->flockfd = fd;
+		return TC_OK;
 	}
 	snprintf(err, TC_ERRBUF, "%.3000s: directory lock: %s", s->dir,
-	         errno == EWOULDBLOCK ? "not acquired within 30 s" : strerror(errno));
+	         errno == ETIMEDOUT ? "not acquired within 30 s" : strerror(errno));
 	close(fd);
 	return TC_ERR;
 }
@@ -280,21 +267,10 @@ int tcf_reopen_index(tc_file *f, char *err)
 			if ((uint64_t)st.st_size < sizeof(tcf_hdr)) {
 				why = "the index file is truncated";
 			} else {
-				unsigned char *base;
-#ifdef HAVE_POSIX_FALLOCATE
-				/* a sparse copy would SIGBUS on a full disk: reserve it */
-				int rc = posix_fallocate(fd, 0, st.st_size);
+				/* a sparse copy would SIGBUS on a full disk: reserved first */
+				unsigned char *base = tc_map_file(fd, (uint64_t)st.st_size, what, err);
 
-				if (rc != 0) {
-					snprintf(err, TC_ERRBUF, "%s: cannot reserve %llu bytes: %s", what,
-					         (unsigned long long)st.st_size, strerror(rc));
-					close(fd);
-					goto fail;
-				}
-#endif
-				base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-				if (base == MAP_FAILED) {
-					snprintf(err, TC_ERRBUF, "%s: cannot map: %s", what, strerror(errno));
+				if (!base) {
 					close(fd);
 					goto fail;
 				}
@@ -377,13 +353,8 @@ int tcf_attach(tc_file *f, const tc_file_config *c, char *err)
 	size_t n;
 	struct stat st;
 	tcf_store *s;
-	static int atfork_done;
 
-	if (!atfork_done) {
-		pthread_atfork(NULL, NULL, pick_stripe);
-		pick_stripe();
-		atfork_done = 1;
-	}
+	tc_stripe_init();
 	if (!valid_prefix(c->prefix)) {
 		snprintf(err, TC_ERRBUF, "file_name_prefix \"%.100s\": use 1 to %d of A-Z a-z 0-9 _", c->prefix,
 		         TCF_PREFIXMAX);
@@ -503,13 +474,7 @@ int tcf_lock(tc_file *f, char *err)
 		if (__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE) && tcf_reopen_index(f, err) != TC_OK) {
 			return TC_ERR;
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (time_t)t;
-		ts.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		tc_deadline(&ts, t);
 		r = pthread_mutex_timedlock(&s->ix.hdr->lock, &ts);
 		if (r == EOWNERDEAD) {
 			pthread_mutex_consistent(&s->ix.hdr->lock);
@@ -647,7 +612,7 @@ int tcf_sync(tc_file *f, int force)
 		return fdatasync(s->wfd);
 	}
 	if (f->durability == TCF_INTERVAL) {
-		int64_t now = tcf_now();
+		int64_t now = tc_now();
 
 		if ((double)(now - H->last_sync) >= f->interval) {
 			H->last_sync = now;

@@ -14,7 +14,6 @@
  * sees the old value or the new one, never a mix.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,36 +25,6 @@
 #define SEED_TAG   UINT64_C(0x746167)
 #define SEED_CHECK UINT64_C(0x636865636b)
 #define BATCH      32  /* removals per odd window, so readers get through */
-
-/* Seconds of the realtime clock, as PHP's time() gives them. */
-int64_t tc_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec;
-}
-
-/* The read path's clock: the coarse clock is read from the vDSO page
- * without touching the TSC (a full clock_gettime was an eighth of a load
- * hit on a VM), but it lags the real one by up to a tick, so an expiry
- * that falls in the current coarse second is checked on the real clock. */
-static inline int64_t now_coarse(void)
-{
-#ifdef CLOCK_REALTIME_COARSE
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) == 0) {
-		return (int64_t)ts.tv_sec;
-	}
-#endif
-	return tc_now();
-}
-
-static inline int expired_at(int64_t expire, int64_t coarse)
-{
-	return expire < coarse || (expire == coarse && expire < tc_now());
-}
 
 uint32_t tc_key_hash(const unsigned char *p, size_t len)
 {
@@ -81,17 +50,29 @@ static uint64_t entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64
 	return sizeof(tc_blk) + sizeof(tc_entry) + ntags * sizeof(tc_link) + klen + vlen + tnlen;
 }
 
+/* The block at ref r if it is of that type, of at least min units, and
+ * inside the heap; NULL otherwise. */
+static const tc_blk *blk_at(const tc_shm_map *m, tc_ref r, uint16_t type, uint32_t min)
+{
+	const tc_blk *b;
+
+	if (!tc_ref_ok(m, r)) {
+		return NULL;
+	}
+	b = TC_BLK(m, r);
+	if (b->type != type || b->size < min || b->size > m->heap_units - 1 - r) {
+		return NULL;
+	}
+	return b;
+}
+
 /* A block that claims to be an entry, checked against the heap's bounds. */
 int tc_entry_sane(const tc_shm_map *m, tc_ref r)
 {
-	const tc_blk *b;
+	const tc_blk *b = blk_at(m, r, TC_B_ENTRY, 4);
 	const tc_entry *e;
 
-	if (!tc_ref_ok(m, r)) {
-		return 0;
-	}
-	b = TC_BLK(m, r);
-	if (b->type != TC_B_ENTRY || b->size < 4 || b->size > m->heap_units - 1 - r) {
+	if (!b) {
 		return 0;
 	}
 	e = TC_ENTRY(b);
@@ -109,11 +90,6 @@ static inline void seq_begin(tc_shm_hdr *h)
 static inline void seq_end(tc_shm_hdr *h)
 {
 	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
-}
-
-static void count(uint64_t *c)
-{
-	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------- lock */
@@ -137,13 +113,7 @@ static int wlock(tc_shm *s, char *err)
 	if (r == 0 || r == EOWNERDEAD) {
 		goto got;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)t;
-	ts.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	tc_deadline(&ts, t);
 	r = pthread_mutex_timedlock(&m->hdr->lock, &ts);
 got:
 	if (r == EOWNERDEAD) {
@@ -213,6 +183,13 @@ uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t 
 	return 0;
 }
 
+/* Under the lock: the slot of an id, 0 if absent. */
+static uint32_t find_id(tc_shm_map *m, tc_str id)
+{
+	return tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len,
+	               tc_key_hash((const unsigned char *)id.p, id.len));
+}
+
 static tc_entry *slot_entry(tc_shm_map *m, uint32_t id)
 {
 	return TC_ENTRY(TC_BLK(m, m->slots[id - 1].blk));
@@ -232,14 +209,10 @@ static tc_entry *slot_entry_chk(tc_shm_map *m, uint32_t id)
 /* A tag record and its member array, checked against the heap's bounds. */
 int tc_tag_ok(const tc_shm_map *m, tc_ref t)
 {
-	const tc_blk *b, *ab;
+	const tc_blk *b = blk_at(m, t, TC_B_TAG, 2), *ab;
 	const tc_tag *T;
 
-	if (!tc_ref_ok(m, t)) {
-		return 0;
-	}
-	b = TC_BLK(m, t);
-	if (b->type != TC_B_TAG || b->size < 2 || b->size > m->heap_units - 1 - t) {
+	if (!b) {
 		return 0;
 	}
 	T = TC_TAGREC(b);
@@ -250,12 +223,8 @@ int tc_tag_ok(const tc_shm_map *m, tc_ref t)
 	if (!T->cap) {
 		return 1;
 	}
-	if (!tc_ref_ok(m, T->arr)) {
-		return 0;
-	}
-	ab = TC_BLK(m, T->arr);
-	return ab->type == TC_B_TARR && ab->size <= m->heap_units - 1 - T->arr
-	       && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
+	ab = blk_at(m, T->arr, TC_B_TARR, 0);
+	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
 }
 
 tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
@@ -455,11 +424,11 @@ static void remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char
 /* Removes every expired entry; keeps min_expire exact for the rest. */
 static void sweep_expired(tc_shm_map *m, int64_t now)
 {
-	uint32_t i, n = 0, cap = 256;
-	uint32_t *ids = malloc(cap * sizeof(uint32_t));
+	uint32_t i;
+	tc_ids ids = {0};
 	int64_t next = TC_EXPIRE_NEVER;
 
-	if (!ids) {
+	if (tc_ids_grow(&ids, 256) != 0) {
 		return;
 	}
 	for (i = 1; i <= m->nslots; i++) {
@@ -473,23 +442,17 @@ static void sweep_expired(tc_shm_map *m, int64_t now)
 			break;
 		}
 		if (e->expire < now) {
-			if (n == cap) {
-				uint32_t *np = realloc(ids, cap * 2 * sizeof(uint32_t));
-				if (!np) {
-					break;
-				}
-				ids = np;
-				cap *= 2;
+			if (tc_ids_push(&ids, i) != 0) {
+				break;
 			}
-			ids[n++] = i;
 		} else if (e->expire < next) {
 			next = e->expire;
 		}
 	}
-	remove_list(m, ids, n, NULL);
-	m->hdr->expirations += n;
+	remove_list(m, ids.v, ids.n, NULL);
+	m->hdr->expirations += ids.n;
 	m->hdr->min_expire = i > m->nslots ? next : now;
-	free(ids);
+	free(ids.v);
 }
 
 /* The eviction victim: an expired entry if the sample finds one, else the
@@ -731,20 +694,6 @@ static void shm_close(void *state)
 	free(state);  /* the mapping stays for the process's lifetime */
 }
 
-static void backoff(int attempt)
-{
-	if (attempt < 8) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	} else if (attempt < 64) {
-		sched_yield();
-	} else {
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-	}
-}
-
 /* The lock-free read. TC_OK / TC_MISS, or 2: could not get a stable
  * view (a writer died in the window, or the index is damaged): the caller
  * falls back to the lock. */
@@ -764,7 +713,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 		int bad = 0;
 
 		if (s1 & 1) {
-			backoff(attempt);
+			tc_backoff(attempt);
 			continue;
 		}
 		i = __atomic_load_n(&m->buckets[h & m->bmask], __ATOMIC_RELAXED);
@@ -801,17 +750,16 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 			}
 			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&H->seq, __ATOMIC_RELAXED) != s1) {
-			backoff(attempt);
+		if (tc_seq_changed(&H->seq, s1)) {
+			tc_backoff(attempt);
 			continue;
 		}
 		if (bad) {
 			m->tainted = 1;
 			return 2;
 		}
-		if (!found || (!allow_expired && expired_at(e.expire, now))) {
-			count(&H->stripes[tc_shm_stripe].misses);
+		if (!found || (!allow_expired && tc_expired_at(e.expire, now))) {
+			tc_count(&H->stripes[tc_stripe_no].misses);
 			return TC_MISS;
 		}
 		if (data) {
@@ -823,8 +771,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 				return TC_ERR;
 			}
 			memcpy(buf, v, e.vlen);
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-			if (__atomic_load_n(&H->seq, __ATOMIC_RELAXED) != s1) {
+			if (tc_seq_changed(&H->seq, s1)) {
 				continue;  /* the next alloc() replaces this buffer */
 			}
 			*data = buf;
@@ -840,7 +787,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 				__atomic_store_n(&m->slots[found - 1].atime, tick, __ATOMIC_RELAXED);
 			}
 		}
-		count(&H->stripes[tc_shm_stripe].hits);
+		tc_count(&H->stripes[tc_stripe_no].hits);
 		return TC_OK;
 	}
 	return 2;
@@ -852,7 +799,7 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
 	uint32_t h = tc_key_hash((const unsigned char *)id.p, id.len), slot;
-	int64_t now = now_coarse();
+	int64_t now = tc_now_coarse();
 	int rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
@@ -868,15 +815,12 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	if (slot) {
 		tc_entry *e = slot_entry(m, slot);
 
-		if (allow_expired || !expired_at(e->expire, now)) {
+		if (allow_expired || !tc_expired_at(e->expire, now)) {
 			meta->expire = e->expire;
 			meta->mtime = e->mtime;
 			vlen = e->vlen;
 			if (data) {
-				copy = malloc(vlen ? vlen : 1);
-				if (copy) {
-					memcpy(copy, TC_VALUE(e), vlen);
-				}
+				copy = tc_copy(TC_VALUE(e), vlen);
 			}
 		} else {
 			slot = 0;
@@ -884,23 +828,11 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	}
 	wunlock(m);
 	if (!slot) {
-		count(&m->hdr->stripes[tc_shm_stripe].misses);
+		tc_count(&m->hdr->stripes[tc_stripe_no].misses);
 		return TC_MISS;
 	}
-	count(&m->hdr->stripes[tc_shm_stripe].hits);
-	if (data) {
-		char *buf;
-
-		if (!copy || !(buf = alloc(ctx, vlen))) {
-			free(copy);
-			return TC_ERR;
-		}
-		memcpy(buf, copy, vlen);
-		free(copy);
-		*data = buf;
-		*len = vlen;
-	}
-	return TC_OK;
+	tc_count(&m->hdr->stripes[tc_stripe_no].hits);
+	return data ? tc_copy_out(copy, vlen, alloc, ctx, data, len) : TC_OK;
 }
 
 /* Drops tags created for a save that did not happen. */
@@ -924,19 +856,15 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
 	tc_shm_hdr *H = m->hdr;
-	uint64_t tnlen = 0, need;
+	uint64_t tnlen = tc_names_len(tags, ntags), need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
 	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
 	uint64_t used0;
 	tc_entry *e;
-	unsigned char *w;
 	int64_t now = tc_now();
 	size_t i;
 	int tries;
 
-	for (i = 0; i < ntags; i++) {
-		tnlen += 2 + tags[i].len;
-	}
 	need = entry_bytes(ntags, id.len, data.len, tnlen);
 	/* An entry that cannot fit even in an empty heap fails before
 	 * anything is touched: no eviction for nothing. */
@@ -974,14 +902,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	memset(TC_LINKS(e), 0, ntags * sizeof(tc_link));
 	memcpy(TC_KEY(e), id.p, id.len);
 	memcpy(TC_VALUE(e), data.p, data.len);
-	w = TC_NAMES(e);
-	for (i = 0; i < ntags; i++) {
-		uint16_t n = (uint16_t)tags[i].len;
-
-		memcpy(w, &n, 2);
-		memcpy(w + 2, tags[i].p, n);
-		w += 2 + n;
-	}
+	tc_names_put(TC_NAMES(e), tags, ntags);
 	e->check = tc_entry_check(e);
 
 	/* Tag records and room in their member arrays, evicting if needed;
@@ -1101,8 +1022,7 @@ static int shm_remove(void *st, tc_str id)
 	if (wlock(s, NULL) != TC_OK) {
 		return TC_ERR;
 	}
-	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len,
-	            tc_key_hash((const unsigned char *)id.p, id.len));
+	slot = find_id(m, id);
 	if (slot) {
 		seq_begin(m->hdr);
 		tc_remove_entry(m, slot);
@@ -1111,18 +1031,6 @@ static int shm_remove(void *st, tc_str id)
 	}
 	wunlock(m);
 	return slot ? TC_OK : TC_MISS;
-}
-
-/* Tag names to records; a tag nobody carries gives 0. */
-static void tag_refs(tc_shm_map *m, const tc_str *tags, size_t ntags, tc_ref *out)
-{
-	size_t i;
-
-	for (i = 0; i < ntags; i++) {
-		const unsigned char *p = (const unsigned char *)tags[i].p;
-
-		out[i] = tc_tag_find(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
-	}
 }
 
 static int carries(const tc_entry *e, tc_ref t)
@@ -1138,127 +1046,55 @@ static int carries(const tc_entry *e, tc_ref t)
 	return 0;
 }
 
-/* The slots a tag mode selects, under the lock. Costs O(members of the
- * given tags) for the matching modes, O(entries) for notMatching. Returns
- * a malloc'd array (n in *n), or NULL with *n = 0. */
+/* The segment's index as tc_select() walks it. */
+static uint32_t ix_next(void *ix, uint32_t slot)
+{
+	tc_shm_map *m = ix;
+
+	while (++slot <= m->nslots) {
+		if (m->slots[slot - 1].blk) {
+			return slot;
+		}
+	}
+	return 0;
+}
+
+static int ix_entry(void *m, uint32_t slot)
+{
+	return slot_entry_chk(m, slot) != NULL;
+}
+
+static uint32_t ix_tag(void *m, const tc_str *name)
+{
+	const unsigned char *p = (const unsigned char *)name->p;
+
+	return tc_tag_find(m, p, (uint32_t)name->len, tc_tag_hash(p, name->len));
+}
+
+static uint32_t ix_count(void *m, uint32_t t)
+{
+	return TC_TAGREC(TC_BLK((tc_shm_map *)m, t))->count;
+}
+
+static uint32_t ix_member(void *m, uint32_t t, uint32_t i)
+{
+	return TC_TARR(TC_BLK((tc_shm_map *)m, TC_TAGREC(TC_BLK((tc_shm_map *)m, t))->arr))[i];
+}
+
+static int ix_carries(void *m, uint32_t slot, uint32_t t)
+{
+	return carries(slot_entry(m, slot), t);
+}
+
+/* The slots a tag mode selects, under the lock (tc_select). A damaged
+ * entry ends the selection (and taints the segment): what was selected
+ * before it is returned. */
 static uint32_t *select_ids(tc_shm_map *m, tc_ids_mode mode, const tc_str *tags, size_t ntags,
                             size_t *n, int *oom)
 {
-	tc_ref *refs = malloc((ntags ? ntags : 1) * sizeof(tc_ref));
-	uint32_t *out = NULL, i;
-	size_t cnt = 0, cap = 0, k;
-	unsigned char *seen = NULL;
+	const tc_index ix = {m, m->nslots, ix_next, ix_entry, ix_tag, ix_count, ix_member, ix_carries};
 
-	*n = 0;
-	*oom = 0;
-	if (!refs) {
-		*oom = 1;
-		return NULL;
-	}
-	tag_refs(m, tags, ntags, refs);
-
-#define PUSH(id) do { \
-		if (cnt == cap) { \
-			uint32_t *np_ = realloc(out, (cap ? cap * 2 : 64) * sizeof(uint32_t)); \
-			if (!np_) { *oom = 1; goto done; } \
-			out = np_; cap = cap ? cap * 2 : 64; \
-		} \
-		out[cnt++] = (id); \
-	} while (0)
-
-	if (mode == TC_CLEAN_ALL || mode == TC_CLEAN_NOT_MATCHING || mode == TC_CLEAN_OLD) {
-		for (i = 1; i <= m->nslots; i++) {
-			tc_entry *e;
-			int keep = 1;
-
-			if (!m->slots[i - 1].blk) {
-				continue;
-			}
-			e = slot_entry_chk(m, i);
-			if (!e) {
-				goto done;
-			}
-			if (mode == TC_CLEAN_NOT_MATCHING) {
-				for (k = 0; k < ntags && keep; k++) {
-					if (refs[k] && carries(e, refs[k])) {
-						keep = 0;
-					}
-				}
-			}
-			if (keep) {
-				PUSH(i);
-			}
-		}
-	} else if (mode == TC_CLEAN_MATCHING && ntags) {
-		tc_ref best = 0;
-		uint32_t bestc = UINT32_MAX;
-
-		for (k = 0; k < ntags; k++) {
-			if (!refs[k]) {
-				goto done;  /* nobody carries that tag: nobody carries all */
-			}
-			if (TC_TAGREC(TC_BLK(m, refs[k]))->count < bestc) {
-				best = refs[k];
-				bestc = TC_TAGREC(TC_BLK(m, refs[k]))->count;
-			}
-		}
-		{
-			tc_tag *T = TC_TAGREC(TC_BLK(m, best));
-			uint32_t *arr = TC_TARR(TC_BLK(m, T->arr));
-
-			for (i = 0; i < T->count; i++) {
-				tc_entry *e = slot_entry_chk(m, arr[i]);
-				int all = 1;
-
-				if (!e) {
-					goto done;
-				}
-				for (k = 0; k < ntags && all; k++) {
-					all = refs[k] == best || carries(e, refs[k]);
-				}
-				if (all) {
-					PUSH(arr[i]);
-				}
-			}
-		}
-	} else if (mode == TC_CLEAN_MATCHING_ANY && ntags) {
-		seen = calloc((m->nslots + 8) / 8, 1);
-		if (!seen) {
-			*oom = 1;
-			goto done;
-		}
-		for (k = 0; k < ntags; k++) {
-			tc_tag *T;
-			uint32_t *arr;
-
-			if (!refs[k]) {
-				continue;
-			}
-			T = TC_TAGREC(TC_BLK(m, refs[k]));
-			arr = TC_TARR(TC_BLK(m, T->arr));
-			for (i = 0; i < T->count; i++) {
-				uint32_t id = arr[i];
-
-				if (!slot_entry_chk(m, id)) {
-					goto done;
-				}
-				if (!(seen[id >> 3] & (1u << (id & 7)))) {
-					seen[id >> 3] |= (unsigned char)(1u << (id & 7));
-					PUSH(id);
-				}
-			}
-		}
-	}
-#undef PUSH
-done:
-	free(refs);
-	free(seen);
-	if (*oom) {
-		free(out);
-		return NULL;
-	}
-	*n = cnt;
-	return out;
+	return tc_select(&ix, mode, tags, ntags, n, oom);
 }
 
 static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
@@ -1325,12 +1161,7 @@ static int shm_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
 	}
 	wunlock(m);
 	free(ids);
-	if (oom || b.oom) {
-		free(b.p);
-		return TC_ERR;
-	}
-	tc_sbuf_emit(&b, emit, ctx);
-	return TC_OK;
+	return tc_sbuf_done(&b, oom, emit, ctx);
 }
 
 static int shm_tags(void *st, tc_emit_fn emit, void *ctx)
@@ -1356,12 +1187,7 @@ static int shm_tags(void *st, tc_emit_fn emit, void *ctx)
 		}
 	}
 	wunlock(m);
-	if (b.oom) {
-		free(b.p);
-		return TC_ERR;
-	}
-	tc_sbuf_emit(&b, emit, ctx);
-	return TC_OK;
+	return tc_sbuf_done(&b, 0, emit, ctx);
 }
 
 static int shm_fill(void *st)
@@ -1388,8 +1214,7 @@ static int shm_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, voi
 	if (wlock(s, NULL) != TC_OK) {
 		return TC_ERR;
 	}
-	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len,
-	            tc_key_hash((const unsigned char *)id.p, id.len));
+	slot = find_id(m, id);
 	if (slot) {
 		tc_entry *e = slot_entry(m, slot);
 
@@ -1411,12 +1236,7 @@ static int shm_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, voi
 		}
 	}
 	wunlock(m);
-	if (!slot || b.oom) {
-		free(b.p);
-		return slot ? TC_ERR : TC_MISS;
-	}
-	tc_sbuf_emit(&b, emit, ctx);
-	return TC_OK;
+	return slot ? tc_sbuf_done(&b, 0, emit, ctx) : TC_MISS;
 }
 
 /* touch and ___expire: change the expiry in place. One aligned 8-byte
@@ -1430,8 +1250,7 @@ static int set_expire(tc_shm *s, tc_str id, int64_t extra, int force_expired)
 	if (wlock(s, NULL) != TC_OK) {
 		return TC_ERR;
 	}
-	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len,
-	            tc_key_hash((const unsigned char *)id.p, id.len));
+	slot = find_id(m, id);
 	if (slot) {
 		tc_entry *e = slot_entry(m, slot);
 		int64_t x;
@@ -1475,13 +1294,9 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
 	tc_shm_hdr *H = m->hdr;
-	uint64_t hits = 0, misses = 0, heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
-	int i;
+	uint64_t hits, misses, heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
 
-	for (i = 0; i < TC_NSTRIPES; i++) {
-		hits += __atomic_load_n(&H->stripes[i].hits, __ATOMIC_RELAXED);
-		misses += __atomic_load_n(&H->stripes[i].misses, __ATOMIC_RELAXED);
-	}
+	tc_stripes_sum(H->stripes, &hits, &misses);
 	emit(ctx, "hits", (int64_t)hits);
 	emit(ctx, "misses", (int64_t)misses);
 	emit(ctx, "writes", (int64_t)H->writes);
@@ -1504,9 +1319,7 @@ static int shm_verify(void *st, tc_emit_fn emit, void *ctx)
 	int rc;
 
 	if (wlock(s, NULL) != TC_OK) {
-		const char *msg = "the write lock could not be taken";
-		emit(ctx, msg, strlen(msg));
-		return TC_ERR;
+		return tc_verify_nolock(emit, ctx);
 	}
 	rc = tc_shm_check(m, tc_sbuf_cb, &b);
 	wunlock(m);

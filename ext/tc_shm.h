@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "tc_backend.h"
+#include "tc_util.h"
 
 #define TC_SHM_MAGIC   "TAGCACH1"
 #define TC_SHM_LAYOUT  1u
@@ -24,7 +25,6 @@
 #define TC_UNIT        16u
 #define TC_NCLASSES    96           /* allocator free lists */
 #define TC_NEXACT      64           /* classes 0..63 hold one exact size */
-#define TC_NSTRIPES    64           /* hit/miss counter stripes */
 #define TC_MIN_SIZE    (1024 * 1024)
 
 typedef uint32_t tc_ref;
@@ -86,11 +86,6 @@ typedef struct {
 	                   a lock: the slot table never moves, so a stale
 	                   store only skews one entry's age */
 } tc_slot;
-
-typedef struct {
-	uint64_t hits, misses;
-	char pad[64 - 2 * sizeof(uint64_t)];
-} tc_stripe;
 
 typedef struct {
 	char magic[8];
@@ -165,9 +160,9 @@ typedef struct {
 /* tc_shm_seg.c */
 int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err);
 void tc_shm_format(tc_shm_map *m);          /* empty index and heap */
+void tc_shm_index_reset(tc_shm_map *m);     /* empty index (slots, buckets) */
 void tc_shm_release_held(void);            /* request end after a bailout */
 uint32_t tc_shm_abi(void);
-extern unsigned tc_shm_stripe;
 
 /* tc_shm_alloc.c: the heap, only under the lock */
 tc_ref tc_alloc(tc_shm_map *m, uint32_t units, uint16_t type);
@@ -178,7 +173,6 @@ int tc_size_class(uint32_t units);
 int tc_ref_ok(const tc_shm_map *m, tc_ref r);
 
 /* tc_shm.c */
-int64_t tc_now(void);
 uint32_t tc_entry_check(const tc_entry *e);
 int tc_entry_sane(const tc_shm_map *m, tc_ref r);
 tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
@@ -191,7 +185,6 @@ uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t 
 void tc_remove_entry(tc_shm_map *m, uint32_t id);
 void tc_tag_drop(tc_shm_map *m, tc_ref t);
 int tc_tag_ok(const tc_shm_map *m, tc_ref t);
-#include "tc_util.h"
 
 /* tc_shm_recover.c: under the lock */
 void tc_shm_repair(tc_shm_map *m, const char *why);

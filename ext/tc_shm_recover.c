@@ -12,8 +12,6 @@
  * header makes no sense ends the walk: the rest of the heap becomes free
  * space (the damaged part is discarded, the rest is kept).
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tc_shm.h"
@@ -21,8 +19,6 @@
 static int entry_whole(tc_shm_map *m, tc_ref r)
 {
 	tc_entry *e;
-	const unsigned char *w, *end;
-	uint32_t j;
 
 	if (!tc_entry_sane(m, r)) {
 		return 0;
@@ -33,21 +29,7 @@ static int entry_whole(tc_shm_map *m, tc_ref r)
 		return 0;
 	}
 	/* the tag names must parse exactly */
-	w = TC_NAMES(e);
-	end = w + e->tnlen;
-	for (j = 0; j < e->ntags; j++) {
-		uint16_t n;
-
-		if (end - w < 2) {
-			return 0;
-		}
-		memcpy(&n, w, 2);
-		if (n == 0 || n > TC_TAG_MAX || end - w - 2 < n) {
-			return 0;
-		}
-		w += 2 + n;
-	}
-	return w == end;
+	return tc_names_ok(TC_NAMES(e), e->tnlen, e->ntags);
 }
 
 /* Puts a kept entry block into the index. 0 if it could not (no slot, no
@@ -188,16 +170,7 @@ void tc_shm_repair(tc_shm_map *m, const char *why)
 	TC_BLK(m, end)->type = TC_B_SENTINEL;
 
 	/* Pass 2: an empty index; free blocks coalesced onto their lists. */
-	memset(m->slots, 0, (size_t)m->nslots * sizeof(tc_slot));
-	memset(m->buckets, 0, (size_t)(m->bmask + 1) * 4);
-	memset(m->tagbuckets, 0, (size_t)(m->tbmask + 1) * 4);
-	for (i = 0; i < m->nslots; i++) {
-		m->slots[i].next = i + 2 <= m->nslots ? i + 2 : 0;
-	}
-	H->free_slot = 1;
-	H->entries = 0;
-	H->tags = 0;
-	H->clock = 0;
+	tc_shm_index_reset(m);
 	H->bytes_used = 0;
 	H->min_expire = TC_EXPIRE_NEVER;
 	for (c = 0; c < TC_NCLASSES; c++) {
@@ -247,36 +220,10 @@ void tc_shm_repair(tc_shm_map *m, const char *why)
 
 /* ---------------------------------------------------------------- check */
 
-typedef struct {
-	tc_emit_fn emit;
-	void *ctx;
-	int n;
-} rep;
-
-static void say(rep *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void say(rep *R, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int len;
-
-	if (++R->n > 50 || !R->emit) {
-		return;
-	}
-	va_start(ap, fmt);
-	len = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (len < 0) {
-		return;
-	}
-	R->emit(R->ctx, buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
-}
-
 int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 {
 	tc_shm_hdr *H = m->hdr;
-	rep R = {emit, ctx, 0};
+	tc_report R = {emit, ctx, 0};
 	uint32_t end = m->heap_units - 1, r, prev = 1, i, nfree = 0, listed = 0;
 	uint32_t used_slots = 0, free_slots = 0, chained = 0, ntags = 0;
 	uint64_t used = 0, links = 0, members = 0;
@@ -284,35 +231,35 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 	int c, prev_free = 0;
 
 	if (!seen) {
-		say(&R, "out of memory");
+		tc_report_add(&R, "out of memory");
 		return TC_ERR;
 	}
 	if (H->seq & 1) {
-		say(&R, "sequence is odd (%llu) outside any change", (unsigned long long)H->seq);
+		tc_report_add(&R, "sequence is odd (%llu) outside any change", (unsigned long long)H->seq);
 	}
 	/* heap chain */
 	for (r = 1; r < end;) {
 		tc_blk *b = TC_BLK(m, r);
 
 		if (b->size < 2 || b->size > end - r) {
-			say(&R, "heap: block %u has impossible size %u", r, b->size);
+			tc_report_add(&R, "heap: block %u has impossible size %u", r, b->size);
 			goto slots;
 		}
 		if (b->prev != prev) {
-			say(&R, "heap: block %u records previous size %u, not %u", r, b->prev, prev);
+			tc_report_add(&R, "heap: block %u records previous size %u, not %u", r, b->prev, prev);
 		}
 		switch (b->type) {
 		case TC_B_FREE:
 			if (prev_free) {
-				say(&R, "heap: free block %u follows a free block", r);
+				tc_report_add(&R, "heap: free block %u follows a free block", r);
 			}
 			nfree++;
 			break;
 		case TC_B_ENTRY:
 			if (!entry_whole(m, r)) {
-				say(&R, "heap: entry %u fails its checksum or bounds", r);
+				tc_report_add(&R, "heap: entry %u fails its checksum or bounds", r);
 			} else if (b->aux < 1 || b->aux > m->nslots || m->slots[b->aux - 1].blk != r) {
-				say(&R, "heap: entry %u is not referenced by its slot %u", r, b->aux);
+				tc_report_add(&R, "heap: entry %u is not referenced by its slot %u", r, b->aux);
 			}
 			used += (uint64_t)b->size * TC_UNIT;
 			break;
@@ -321,7 +268,7 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 			used += (uint64_t)b->size * TC_UNIT;
 			break;
 		default:
-			say(&R, "heap: block %u has type 0x%x", r, b->type);
+			tc_report_add(&R, "heap: block %u has type 0x%x", r, b->type);
 			used += (uint64_t)b->size * TC_UNIT;
 		}
 		prev_free = b->type == TC_B_FREE;
@@ -329,11 +276,11 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 		r += b->size;
 	}
 	if (TC_BLK(m, end)->type != TC_B_SENTINEL || TC_BLK(m, end)->prev != prev) {
-		say(&R, "heap: end sentinel damaged");
+		tc_report_add(&R, "heap: end sentinel damaged");
 	}
 	if (used != H->bytes_used) {
-		say(&R, "heap: %llu bytes in use, header says %llu", (unsigned long long)used,
-		    (unsigned long long)H->bytes_used);
+		tc_report_add(&R, "heap: %llu bytes in use, header says %llu", (unsigned long long)used,
+		              (unsigned long long)H->bytes_used);
 	}
 	for (c = 0; c < TC_NCLASSES; c++) {
 		tc_ref x = H->free_heads[c], back = 0;
@@ -343,23 +290,23 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 			tc_free *f;
 
 			if (!tc_ref_ok(m, x) || ++listed > nfree + 1) {
-				say(&R, "free list %d: bad or looping entry %u", c, x);
+				tc_report_add(&R, "free list %d: bad or looping entry %u", c, x);
 				break;
 			}
 			b = TC_BLK(m, x);
 			f = (tc_free *)TC_PAYLOAD(b);
 			if (b->type != TC_B_FREE || b->cls != c || tc_size_class(b->size) != c) {
-				say(&R, "free list %d: block %u is not a free block of this class", c, x);
+				tc_report_add(&R, "free list %d: block %u is not a free block of this class", c, x);
 			}
 			if (f->prev != back) {
-				say(&R, "free list %d: block %u has a wrong back link", c, x);
+				tc_report_add(&R, "free list %d: block %u has a wrong back link", c, x);
 			}
 			back = x;
 			x = f->next;
 		}
 	}
 	if (listed != nfree) {
-		say(&R, "free lists hold %u blocks, the heap has %u free blocks", listed, nfree);
+		tc_report_add(&R, "free lists hold %u blocks, the heap has %u free blocks", listed, nfree);
 	}
 
 slots:
@@ -371,7 +318,7 @@ slots:
 		}
 		used_slots++;
 		if (!tc_entry_sane(m, sl->blk)) {
-			say(&R, "slot %u points to %u, not an entry", i, sl->blk);
+			tc_report_add(&R, "slot %u points to %u, not an entry", i, sl->blk);
 			continue;
 		}
 		{
@@ -381,7 +328,7 @@ slots:
 			uint32_t j;
 
 			if (tc_key_hash(TC_KEY(e), e->klen) != sl->hash) {
-				say(&R, "slot %u: hash does not match its key", i);
+				tc_report_add(&R, "slot %u: hash does not match its key", i);
 			}
 			for (j = 0; j < e->ntags; j++) {
 				uint16_t n;
@@ -389,24 +336,24 @@ slots:
 
 				/* a damaged entry's name lengths must not lead out of it */
 				if (wend - w < 2) {
-					say(&R, "slot %u: tag names overrun the entry", i);
+					tc_report_add(&R, "slot %u: tag names overrun the entry", i);
 					break;
 				}
 				memcpy(&n, w, 2);
 				if (wend - w - 2 < n) {
-					say(&R, "slot %u: tag names overrun the entry", i);
+					tc_report_add(&R, "slot %u: tag names overrun the entry", i);
 					break;
 				}
 				links++;
 				if (!tc_tag_ok(m, l[j].tag)) {
-					say(&R, "slot %u: tag link %u is not a tag", i, j);
+					tc_report_add(&R, "slot %u: tag link %u is not a tag", i, j);
 				} else {
 					T = TC_TAGREC(TC_BLK(m, l[j].tag));
 					if (T->nlen != n || memcmp(TC_TAGNAME(T), w + 2, n) != 0) {
-						say(&R, "slot %u: tag link %u names another tag", i, j);
+						tc_report_add(&R, "slot %u: tag link %u names another tag", i, j);
 					} else if (l[j].pos >= T->count || !T->arr
 					           || TC_TARR(TC_BLK(m, T->arr))[l[j].pos] != i) {
-						say(&R, "slot %u: tag link %u is not in the tag's members", i, j);
+						tc_report_add(&R, "slot %u: tag link %u is not in the tag's members", i, j);
 					}
 				}
 				w += 2 + n;
@@ -414,39 +361,38 @@ slots:
 		}
 	}
 	if (used_slots != H->entries) {
-		say(&R, "%u slots in use, header says %u entries", used_slots, H->entries);
+		tc_report_add(&R, "%u slots in use, header says %u entries", used_slots, H->entries);
 	}
 	for (i = H->free_slot; i; i = m->slots[i - 1].next) {
 		if (i > m->nslots || m->slots[i - 1].blk || ++free_slots > m->nslots) {
-			say(&R, "free slot list is damaged at %u", i);
+			tc_report_add(&R, "free slot list is damaged at %u", i);
 			break;
 		}
 	}
 	if (used_slots + free_slots != m->nslots) {
-		say(&R, "%u used + %u free slots, table has %u", used_slots, free_slots, m->nslots);
+		tc_report_add(&R, "%u used + %u free slots, table has %u", used_slots, free_slots, m->nslots);
 	}
 	for (i = 0; i <= m->bmask; i++) {
 		uint32_t id = m->buckets[i];
 
 		while (id) {
 			if (id > m->nslots || !m->slots[id - 1].blk) {
-				say(&R, "bucket %u chains to an unused slot %u", i, id);
+				tc_report_add(&R, "bucket %u chains to an unused slot %u", i, id);
 				break;
 			}
 			if ((m->slots[id - 1].hash & m->bmask) != i) {
-				say(&R, "slot %u is chained in the wrong bucket", id);
+				tc_report_add(&R, "slot %u is chained in the wrong bucket", id);
 			}
-			if (seen[id >> 3] & (1u << (id & 7))) {
-				say(&R, "slot %u is chained twice", id);
+			if (!tc_bit_first(seen, id)) {
+				tc_report_add(&R, "slot %u is chained twice", id);
 				break;
 			}
-			seen[id >> 3] |= (unsigned char)(1u << (id & 7));
 			chained++;
 			id = m->slots[id - 1].next;
 		}
 	}
 	if (chained != used_slots) {
-		say(&R, "%u entries reachable by hash, %u in use", chained, used_slots);
+		tc_report_add(&R, "%u entries reachable by hash, %u in use", chained, used_slots);
 	}
 	for (i = 0; i <= m->tbmask; i++) {
 		tc_ref t = m->tagbuckets[i];
@@ -456,18 +402,18 @@ slots:
 			uint32_t k;
 
 			if (!tc_tag_ok(m, t) || ++ntags > m->heap_units) {
-				say(&R, "tag bucket %u chains to a non-tag block %u", i, t);
+				tc_report_add(&R, "tag bucket %u chains to a non-tag block %u", i, t);
 				break;
 			}
 			T = TC_TAGREC(TC_BLK(m, t));
 			if ((T->hash & m->tbmask) != i || tc_tag_hash(TC_TAGNAME(T), T->nlen) != T->hash) {
-				say(&R, "tag %u is in the wrong bucket", t);
+				tc_report_add(&R, "tag %u is in the wrong bucket", t);
 			}
 			if (T->count == 0) {
-				say(&R, "tag %u has no members", t);
+				tc_report_add(&R, "tag %u has no members", t);
 			}
 			if (!T->arr) {
-				say(&R, "tag %u has no member array", t);
+				tc_report_add(&R, "tag %u has no member array", t);
 				t = T->next;
 				continue;
 			}
@@ -479,7 +425,7 @@ slots:
 
 				members++;
 				if (id < 1 || id > m->nslots || !tc_entry_sane(m, m->slots[id - 1].blk)) {
-					say(&R, "tag %u lists a missing entry (slot %u)", t, id);
+					tc_report_add(&R, "tag %u lists a missing entry (slot %u)", t, id);
 					continue;
 				}
 				e = TC_ENTRY(TC_BLK(m, m->slots[id - 1].blk));
@@ -488,18 +434,18 @@ slots:
 					found |= l[j].tag == t && l[j].pos == k;
 				}
 				if (!found) {
-					say(&R, "tag %u lists slot %u, whose entry has no link back", t, id);
+					tc_report_add(&R, "tag %u lists slot %u, whose entry has no link back", t, id);
 				}
 			}
 			t = T->next;
 		}
 	}
 	if (ntags != H->tags) {
-		say(&R, "%u tags found, header says %u", ntags, H->tags);
+		tc_report_add(&R, "%u tags found, header says %u", ntags, H->tags);
 	}
 	if (links != members) {
-		say(&R, "entries carry %llu tag links, tags list %llu members",
-		    (unsigned long long)links, (unsigned long long)members);
+		tc_report_add(&R, "entries carry %llu tag links, tags list %llu members",
+		              (unsigned long long)links, (unsigned long long)members);
 	}
 	free(seen);
 	return R.n ? TC_ERR : TC_OK;

@@ -28,43 +28,27 @@
 #define WHYBUF 256
 
 static tc_shm_map *maps;
-unsigned tc_shm_stripe;
 
 typedef struct {
 	uint64_t off_slots, off_buckets, off_tagbuckets, off_heap;
 	uint32_t nbuckets, ntagbuckets, heap_units;
 } tc_layout;
 
-static uint64_t align(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
-static uint32_t pow2(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v) {
-		p <<= 1;
-	}
-	return p;
-}
-
 static int compute_layout(uint64_t size, uint32_t nslots, tc_layout *L)
 {
-	uint64_t off = align(sizeof(tc_shm_hdr), 64), units;
+	uint64_t off = tc_align(sizeof(tc_shm_hdr), 64), units;
 
 	if (nslots < 64 || (uint64_t)nslots > size / 64) {
 		return -1;
 	}
-	L->nbuckets = pow2(nslots);
-	L->ntagbuckets = pow2(nslots / 4 < 64 ? 64 : nslots / 4);
+	L->nbuckets = tc_pow2(nslots);
+	L->ntagbuckets = tc_pow2(nslots / 4 < 64 ? 64 : nslots / 4);
 	L->off_slots = off;
-	off = align(off + (uint64_t)nslots * sizeof(tc_slot), 64);
+	off = tc_align(off + (uint64_t)nslots * sizeof(tc_slot), 64);
 	L->off_buckets = off;
-	off = align(off + (uint64_t)L->nbuckets * 4, 64);
+	off = tc_align(off + (uint64_t)L->nbuckets * 4, 64);
 	L->off_tagbuckets = off;
-	off = align(off + (uint64_t)L->ntagbuckets * 4, 64);
+	off = tc_align(off + (uint64_t)L->ntagbuckets * 4, 64);
 	L->off_heap = off;
 	if (off >= size) {
 		return -1;
@@ -103,7 +87,8 @@ static void bind_map(tc_shm_map *m, unsigned char *base, size_t size,
 	m->heap_units = L->heap_units;
 }
 
-void tc_shm_format(tc_shm_map *m)
+/* Empty slot table (all on the free list) and buckets. */
+void tc_shm_index_reset(tc_shm_map *m)
 {
 	tc_shm_hdr *h = m->hdr;
 	uint32_t i;
@@ -118,6 +103,11 @@ void tc_shm_format(tc_shm_map *m)
 	h->entries = 0;
 	h->tags = 0;
 	h->clock = 0;
+}
+
+void tc_shm_format(tc_shm_map *m)
+{
+	tc_shm_index_reset(m);
 	tc_heap_reset(m);
 }
 
@@ -127,7 +117,6 @@ static int init_segment(int fd, uint64_t size, uint32_t nslots, char *err)
 	unsigned char *base;
 	tc_shm_hdr *h;
 	tc_shm_map tmp;
-	pthread_mutexattr_t a;
 	int rc;
 
 	if (compute_layout(size, nslots, &L) != 0) {
@@ -141,11 +130,7 @@ static int init_segment(int fd, uint64_t size, uint32_t nslots, char *err)
 	}
 	/* Reserve every page now: a full /dev/shm is an error here, not a
 	 * SIGBUS on some later write. */
-#ifdef HAVE_POSIX_FALLOCATE
-	rc = posix_fallocate(fd, 0, (off_t)size);
-#else
-	rc = ftruncate(fd, (off_t)size) == 0 ? 0 : errno;
-#endif
+	rc = tc_reserve(fd, size);
 	if (rc != 0) {
 		int e = ftruncate(fd, 0);
 		(void)e;
@@ -172,11 +157,7 @@ static int init_segment(int fd, uint64_t size, uint32_t nslots, char *err)
 	h->off_tagbuckets = L.off_tagbuckets;
 	h->off_heap = L.off_heap;
 	h->heap_units = L.heap_units;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	pthread_mutex_init(&h->lock, &a);
-	pthread_mutexattr_destroy(&a);
+	tc_mutex_init_shared(&h->lock);
 	memset(&tmp, 0, sizeof(tmp));
 	bind_map(&tmp, base, size, nslots, &L);
 	tc_shm_format(&tmp);
@@ -221,29 +202,6 @@ static int valid_name(const char *s)
 	return 1;
 }
 
-static int lock_file(int fd)
-{
-	int i;
-	struct timespec ts = {0, 2000000};
-
-	for (i = 0; i < 5000; i++) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			return 0;
-		}
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			return -1;
-		}
-		nanosleep(&ts, NULL);
-	}
-	errno = ETIMEDOUT;
-	return -1;
-}
-
-static void pick_stripe(void)
-{
-	tc_shm_stripe = (unsigned)getpid() % TC_NSTRIPES;
-}
-
 int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 {
 	char path[TC_OPT_STRMAX + 128];
@@ -255,13 +213,8 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 	int fd, attempt, bad;
 	unsigned char *base;
 	tc_layout L;
-	static int atfork_done;
 
-	if (!atfork_done) {
-		pthread_atfork(NULL, NULL, pick_stripe);
-		pick_stripe();
-		atfork_done = 1;
-	}
+	tc_stripe_init();
 	if (cfg->path[0]) {
 		snprintf(path, sizeof(path), "%s", cfg->path);
 	} else {
@@ -305,7 +258,7 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 			         errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 			return TC_ERR;
 		}
-		if (lock_file(fd) != 0) {
+		if (tc_flock_ex(fd, 5000) != 0) {  /* 10 s */
 			snprintf(err, TC_ERRBUF, "%s: cannot lock: %s", path, strerror(errno));
 			close(fd);
 			return TC_ERR;
@@ -349,21 +302,10 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 			bad = 1;
 			base = NULL;
 		} else {
-#ifdef HAVE_POSIX_FALLOCATE
-			/* An existing file may be sparse (a leftover, a copy): make
-			 * sure every page is there before touching any. */
-			int rc = posix_fallocate(fd, 0, st.st_size);
-
-			if (rc != 0) {
-				snprintf(err, TC_ERRBUF, "%s: cannot reserve %llu bytes: %s", path,
-				         (unsigned long long)st.st_size, strerror(rc));
-				close(fd);
-				return TC_ERR;
-			}
-#endif
-			base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			if (base == MAP_FAILED) {
-				snprintf(err, TC_ERRBUF, "%s: cannot map: %s", path, strerror(errno));
+			/* An existing file may be sparse (a leftover, a copy): every
+			 * page is reserved before any is touched. */
+			base = tc_map_file(fd, (uint64_t)st.st_size, path, err);
+			if (!base) {
 				close(fd);
 				return TC_ERR;
 			}

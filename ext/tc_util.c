@@ -1,10 +1,19 @@
-/* tc_util.c: plain-C services shared by the engines: logging and the
- * crash points that the SIGKILL tests use. */
+/* tc_util.c: plain-C services shared by the engines (tc_util.h): logging,
+ * the crash points that the SIGKILL tests use, and the helpers that the shm
+ * and file engines would otherwise each write again. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "tc_backend.h"
 #include "tc_util.h"
@@ -111,4 +120,326 @@ void tc_sbuf_emit(tc_sbuf *b, tc_emit_fn emit, void *ctx)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
+}
+
+int tc_sbuf_done(tc_sbuf *b, int failed, tc_emit_fn emit, void *ctx)
+{
+	if (failed || b->oom) {
+		free(b->p);
+		b->p = NULL;
+		b->len = b->cap = 0;
+		return TC_ERR;
+	}
+	tc_sbuf_emit(b, emit, ctx);
+	return TC_OK;
+}
+
+unsigned char *tc_copy(const void *p, size_t n)
+{
+	unsigned char *c = malloc(n ? n : 1);
+
+	if (c) {
+		memcpy(c, p, n);
+	}
+	return c;
+}
+
+int tc_verify_nolock(tc_emit_fn emit, void *ctx)
+{
+	const char *msg = "the write lock could not be taken";
+
+	emit(ctx, msg, strlen(msg));
+	return TC_ERR;
+}
+
+int tc_ids_grow(tc_ids *l, size_t want)
+{
+	size_t cap = l->cap ? l->cap * 2 : 64;
+	uint32_t *np;
+
+	if (want <= l->cap) {
+		return 0;
+	}
+	while (cap < want) {
+		cap *= 2;
+	}
+	np = realloc(l->v, cap * sizeof(uint32_t));
+	if (!np) {
+		return -1;
+	}
+	l->v = np;
+	l->cap = cap;
+	return 0;
+}
+
+uint32_t *tc_select(const tc_index *x, tc_ids_mode mode, const tc_str *tags, size_t ntags,
+                    size_t *n, int *oom)
+{
+	uint32_t *refs = malloc((ntags ? ntags : 1) * sizeof(uint32_t)), i;
+	tc_ids out = {0};
+	size_t k;
+	unsigned char *seen = NULL;
+
+	*n = 0;
+	*oom = 0;
+	if (!refs) {
+		*oom = 1;
+		return NULL;
+	}
+	for (k = 0; k < ntags; k++) {
+		refs[k] = x->tag(x->ix, &tags[k]);
+	}
+
+#define PUSH(id) do { \
+		if (tc_ids_push(&out, (id)) != 0) { \
+			*oom = 1; \
+			goto done; \
+		} \
+	} while (0)
+
+	if (mode == TC_CLEAN_ALL || mode == TC_CLEAN_NOT_MATCHING || mode == TC_CLEAN_OLD) {
+		for (i = x->next(x->ix, 0); i; i = x->next(x->ix, i)) {
+			int keep = 1;
+
+			if (!x->entry(x->ix, i)) {
+				goto done;
+			}
+			for (k = 0; mode == TC_CLEAN_NOT_MATCHING && k < ntags && keep; k++) {
+				if (refs[k] && x->carries(x->ix, i, refs[k])) {
+					keep = 0;
+				}
+			}
+			if (keep) {
+				PUSH(i);
+			}
+		}
+	} else if (mode == TC_CLEAN_MATCHING && ntags) {
+		uint32_t best = 0, bestc = UINT32_MAX;
+
+		for (k = 0; k < ntags; k++) {
+			if (!refs[k]) {
+				goto done;  /* nobody carries that tag: nobody carries all */
+			}
+			if (x->count(x->ix, refs[k]) < bestc) {
+				best = refs[k];
+				bestc = x->count(x->ix, refs[k]);
+			}
+		}
+		for (i = 0; i < bestc; i++) {
+			uint32_t id = x->member(x->ix, best, i);
+			int all = 1;
+
+			if (!x->entry(x->ix, id)) {
+				goto done;
+			}
+			for (k = 0; k < ntags && all; k++) {
+				all = refs[k] == best || x->carries(x->ix, id, refs[k]);
+			}
+			if (all) {
+				PUSH(id);
+			}
+		}
+	} else if (mode == TC_CLEAN_MATCHING_ANY && ntags) {
+		seen = calloc((x->nslots + 8) / 8, 1);
+		if (!seen) {
+			*oom = 1;
+			goto done;
+		}
+		for (k = 0; k < ntags; k++) {
+			uint32_t cnt;
+
+			if (!refs[k]) {
+				continue;
+			}
+			cnt = x->count(x->ix, refs[k]);
+			for (i = 0; i < cnt; i++) {
+				uint32_t id = x->member(x->ix, refs[k], i);
+
+				if (!x->entry(x->ix, id)) {
+					goto done;
+				}
+				if (tc_bit_first(seen, id)) {
+					PUSH(id);
+				}
+			}
+		}
+	}
+#undef PUSH
+done:
+	free(refs);
+	free(seen);
+	if (*oom) {
+		free(out.v);
+		return NULL;
+	}
+	*n = out.n;
+	return out.v;
+}
+
+void tc_report_add(tc_report *r, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int len;
+
+	if (++r->n > 50 || !r->emit) {
+		return;
+	}
+	va_start(ap, fmt);
+	len = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (len < 0) {
+		return;
+	}
+	r->emit(r->ctx, buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
+}
+
+/* ------------------------------------------------------------ stripes */
+
+unsigned tc_stripe_no;
+
+static void pick_stripe(void)
+{
+	tc_stripe_no = (unsigned)getpid() % TC_NSTRIPES;
+}
+
+void tc_stripe_init(void)
+{
+	static int atfork_done;
+
+	if (!atfork_done) {
+		pthread_atfork(NULL, NULL, pick_stripe);
+		pick_stripe();
+		atfork_done = 1;
+	}
+}
+
+void tc_stripes_sum(const tc_stripe *s, uint64_t *hits, uint64_t *misses)
+{
+	int i;
+
+	*hits = 0;
+	*misses = 0;
+	for (i = 0; i < TC_NSTRIPES; i++) {
+		*hits += __atomic_load_n(&s[i].hits, __ATOMIC_RELAXED);
+		*misses += __atomic_load_n(&s[i].misses, __ATOMIC_RELAXED);
+	}
+}
+
+/* ------------------------------------------------------------ tag names */
+
+uint64_t tc_names_len(const tc_str *tags, size_t ntags)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < ntags; i++) {
+		n += 2 + tags[i].len;
+	}
+	return n;
+}
+
+unsigned char *tc_names_put(unsigned char *w, const tc_str *tags, size_t ntags)
+{
+	size_t i;
+
+	for (i = 0; i < ntags; i++) {
+		uint16_t n = (uint16_t)tags[i].len;
+
+		memcpy(w, &n, 2);
+		memcpy(w + 2, tags[i].p, n);
+		w += 2 + n;
+	}
+	return w;
+}
+
+int tc_names_ok(const unsigned char *w, uint64_t len, uint32_t ntags)
+{
+	const unsigned char *end = w + len;
+	uint32_t j;
+
+	for (j = 0; j < ntags; j++) {
+		uint16_t n;
+
+		if (end - w < 2) {
+			return 0;
+		}
+		memcpy(&n, w, 2);
+		if (n == 0 || n > TC_TAG_MAX || end - w - 2 < n) {
+			return 0;
+		}
+		w += 2 + n;
+	}
+	return w == end;
+}
+
+/* ------------------------------------------------------ files and locks */
+
+void tc_deadline(struct timespec *ts, double t)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)t;
+	ts->tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+void tc_mutex_init_shared(pthread_mutex_t *mx)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(mx, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+int tc_flock_ex(int fd, int tries)
+{
+	struct timespec ts = {0, 2000000};
+	int i;
+
+	for (i = 0; i < tries; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			return 0;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+int tc_reserve(int fd, uint64_t size)
+{
+#ifdef HAVE_POSIX_FALLOCATE
+	return posix_fallocate(fd, 0, (off_t)size);
+#else
+	return ftruncate(fd, (off_t)size) == 0 ? 0 : errno;
+#endif
+}
+
+unsigned char *tc_map_file(int fd, uint64_t size, const char *what, char *err)
+{
+	unsigned char *base;
+#ifdef HAVE_POSIX_FALLOCATE
+	int rc = posix_fallocate(fd, 0, (off_t)size);
+
+	if (rc != 0) {
+		snprintf(err, TC_ERRBUF, "%s: cannot reserve %llu bytes: %s", what, (unsigned long long)size,
+		         strerror(rc));
+		return NULL;
+	}
+#endif
+	base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		snprintf(err, TC_ERRBUF, "%s: cannot map: %s", what, strerror(errno));
+		return NULL;
+	}
+	return base;
 }

@@ -1,11 +1,123 @@
-/* tc_util.h: logging for the engines (the PHP layer routes it to the
- * error log). */
+/* tc_util.h: plain-C services that the engines share (no Zend API):
+ * logging, clocks, the lock-free readers' helpers, striped hit/miss
+ * counters, string and slot-id lists, structure-check reports, tag name
+ * encoding, and the file and lock primitives that the shm segment and the
+ * file store's index both use. The read path's helpers are static inline. */
 #ifndef TC_UTIL_H
 #define TC_UTIL_H
 
+#include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include "tc_backend.h"
+
+/* ---------------------------------------------------------------- clocks */
+
+/* Seconds of the realtime clock, as PHP's time() gives them. */
+static inline int64_t tc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* The read path's clock: the coarse clock is read from the vDSO page
+ * without touching the TSC (a full clock_gettime was an eighth of a load
+ * hit on a VM), but it lags the real one by up to a tick, so an expiry
+ * that falls in the current coarse second is checked on the real clock
+ * (tc_expired_at). */
+static inline int64_t tc_now_coarse(void)
+{
+#ifdef CLOCK_REALTIME_COARSE
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) == 0) {
+		return (int64_t)ts.tv_sec;
+	}
+#endif
+	return tc_now();
+}
+
+static inline int tc_expired_at(int64_t expire, int64_t coarse)
+{
+	return expire < coarse || (expire == coarse && expire < tc_now());
+}
+
+/* Fills ts with the realtime clock `seconds` from now: a deadline for
+ * pthread_mutex_timedlock(). */
+void tc_deadline(struct timespec *ts, double seconds);
+
+/* -------------------------------------------------- lock-free readers */
+
+/* The reader's side of a seqlock (the index header's `seq`, odd while a
+ * writer changes the index): after reading the sequence (acquire) and
+ * what it guards, 1 when a writer has been at work meanwhile. */
+static inline int tc_seq_changed(const uint64_t *seq, uint64_t s1)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(seq, __ATOMIC_RELAXED) != s1;
+}
+
+/* A shared counter, bumped without the lock. */
+static inline void tc_count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+/* A reader's wait after it met a writer's odd sequence: spin, then yield,
+ * then sleep. */
+static inline void tc_backoff(int attempt)
+{
+	if (attempt < 8) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	} else if (attempt < 64) {
+		sched_yield();
+	} else {
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Hit and miss counters, striped over cache lines by pid so that readers
+ * in different processes do not bounce one line. */
+#define TC_NSTRIPES 64
+
+typedef struct {
+	uint64_t hits, misses;
+	char pad[64 - 2 * sizeof(uint64_t)];
+} tc_stripe;
+
+extern unsigned tc_stripe_no;  /* this process's stripe */
+/* Picks this process's stripe, and again in every forked child. */
+void tc_stripe_init(void);
+void tc_stripes_sum(const tc_stripe *s, uint64_t *hits, uint64_t *misses);
+
+/* ---------------------------------------------------------------- layout */
+
+static inline uint64_t tc_align(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* The smallest power of two >= v (1 for 0). */
+static inline uint32_t tc_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v) {
+		p <<= 1;
+	}
+	return p;
+}
+
+/* ------------------------------------------------------- what goes out */
 
 /* A growable buffer of length-prefixed strings, filled under an engine's
  * lock with malloc (which fails softly: oom is set) and emitted to PHP
@@ -19,6 +131,124 @@ typedef struct {
 void tc_sbuf_add(tc_sbuf *b, const void *s, uint32_t n);
 void tc_sbuf_cb(void *ctx, const char *p, size_t n);  /* a tc_emit_fn */
 void tc_sbuf_emit(tc_sbuf *b, tc_emit_fn emit, void *ctx);  /* and frees */
+/* The end of a listing: TC_ERR (nothing emitted) when `failed` or the
+ * buffer ran out of memory, else TC_OK after emitting; frees either way. */
+int tc_sbuf_done(tc_sbuf *b, int failed, tc_emit_fn emit, void *ctx);
+
+/* A value read under the lock leaves it as a malloc'd copy (n may be 0;
+ * NULL when out of memory) ... */
+unsigned char *tc_copy(const void *p, size_t n);
+/* ... and reaches the caller's buffer after the unlock. Frees the copy;
+ * TC_ERR when there is none or alloc() fails. Inline: as a call, it made
+ * GCC copy the load functions' stack arguments on their fast path too. */
+static inline int tc_copy_out(unsigned char *copy, size_t n, tc_alloc_fn alloc, void *ctx,
+                              char **data, size_t *len)
+{
+	char *buf;
+
+	if (!copy || !(buf = alloc(ctx, n))) {
+		free(copy);
+		return TC_ERR;
+	}
+	memcpy(buf, copy, n);
+	free(copy);
+	*data = buf;
+	*len = n;
+	return TC_OK;
+}
+
+/* verify() when the write lock could not be taken: says so, TC_ERR. */
+int tc_verify_nolock(tc_emit_fn emit, void *ctx);
+
+/* A growable array of slot ids, filled under an engine's lock. */
+typedef struct {
+	uint32_t *v;
+	size_t n, cap;
+} tc_ids;
+
+/* Room for `want` ids (capacity 64, doubled as needed); -1 when out of
+ * memory (the list stays as it was). */
+int tc_ids_grow(tc_ids *l, size_t want);
+
+static inline int tc_ids_push(tc_ids *l, uint32_t id)
+{
+	if (l->n == l->cap && tc_ids_grow(l, l->n + 1) != 0) {
+		return -1;
+	}
+	l->v[l->n++] = id;
+	return 0;
+}
+
+/* A bitmap of slot ids: 1 when id was not in it yet (now it is). */
+static inline int tc_bit_first(unsigned char *bits, uint32_t id)
+{
+	unsigned char b = (unsigned char)(1u << (id & 7));
+
+	if (bits[id >> 3] & b) {
+		return 0;
+	}
+	bits[id >> 3] |= b;
+	return 1;
+}
+
+/* An engine's index as the tag modes see it (tc_select), under the lock.
+ * Slots and tags are numbered from 1; tag 0 means that nobody carries it. */
+typedef struct {
+	void *ix;
+	uint32_t nslots;
+	uint32_t (*next)(void *ix, uint32_t slot);       /* the next slot after this one
+	                                                    that holds an entry, or 0 */
+	int (*entry)(void *ix, uint32_t slot);           /* a sound entry; if not, the
+	                                                    index is marked damaged */
+	uint32_t (*tag)(void *ix, const tc_str *name);   /* the tag of that name, or 0 */
+	uint32_t (*count)(void *ix, uint32_t tag);       /* its number of members */
+	uint32_t (*member)(void *ix, uint32_t tag, uint32_t i);  /* the slot of member i */
+	int (*carries)(void *ix, uint32_t slot, uint32_t tag);
+} tc_index;
+
+/* The slots a mode selects, under the lock: O(members of the given tags)
+ * for the matching modes, O(slots) for the others. A malloc'd array (n in
+ * *n), or NULL with *n = 0 (none, or out of memory: *oom). Stops at the
+ * first entry that is not sound, with what it has selected so far. */
+uint32_t *tc_select(const tc_index *x, tc_ids_mode mode, const tc_str *tags, size_t ntags,
+                    size_t *n, int *oom);
+
+/* The problems a structure check finds: each counted, the first 50 sent
+ * to emit (which may be NULL). */
+typedef struct {
+	tc_emit_fn emit;
+	void *ctx;
+	int n;
+} tc_report;
+
+void tc_report_add(tc_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------ tag names */
+
+/* An entry's (shm) or a record's (file) tag names: each a u16 length and
+ * its bytes, back to back. */
+uint64_t tc_names_len(const tc_str *tags, size_t ntags);
+/* Writes them at w; returns the end. */
+unsigned char *tc_names_put(unsigned char *w, const tc_str *tags, size_t ntags);
+/* 1 when len bytes at w are exactly ntags names of 1 to TC_TAG_MAX bytes. */
+int tc_names_ok(const unsigned char *w, uint64_t len, uint32_t ntags);
+
+/* ------------------------------------------------------ files and locks */
+
+/* A robust, process-shared mutex, in a shared mapping. */
+void tc_mutex_init_shared(pthread_mutex_t *mx);
+/* flock(LOCK_EX) on fd, tried every 2 ms up to `tries` times: 0, or -1
+ * with errno (ETIMEDOUT when it stayed taken). */
+int tc_flock_ex(int fd, int tries);
+/* Reserves every page of a new file of `size` bytes (a page left a hole
+ * would be a SIGBUS on a full disk): 0 or an errno. */
+int tc_reserve(int fd, uint64_t size);
+/* Maps an existing file of `size` bytes read-write and shared, its pages
+ * reserved first (a sparse copy would SIGBUS too). NULL on failure, with
+ * "<what>: cannot ..." in err (TC_ERRBUF bytes). */
+unsigned char *tc_map_file(int fd, uint64_t size, const char *what, char *err);
+
+/* ------------------------------------------------------------- logging */
 
 void tc_set_log_sink(void (*sink)(const char *msg));
 /* TAGCACHE_TEST_CRASH_MODE=fatal: crash points call this instead of SIGKILL */
