@@ -77,7 +77,33 @@ if test "$PHP_TAGCACHE" != "no"; then
       ext/tc_redis_lua.c ext/tc_redis.c"
   fi
   if test "$PHP_TAGCACHE_MEMCACHED" != "no"; then
-    AC_MSG_ERROR([--with-tagcache-memcached: the memcached engine has not landed yet])
+    dnl libmemcached through pkg-config; =DIR adds DIR's pkgconfig and include dirs.
+    AC_PATH_PROG(PKG_CONFIG, pkg-config, no)
+    if test "$PHP_TAGCACHE_MEMCACHED" != "yes"; then
+      PKG_CONFIG_PATH="$PHP_TAGCACHE_MEMCACHED/lib/pkgconfig:$PHP_TAGCACHE_MEMCACHED/lib64/pkgconfig:$PHP_TAGCACHE_MEMCACHED/share/pkgconfig:$PKG_CONFIG_PATH"
+      export PKG_CONFIG_PATH
+    fi
+    AC_MSG_CHECKING([for libmemcached])
+    if test "$PKG_CONFIG" != "no" && $PKG_CONFIG --exists libmemcached; then
+      TC_LIBMEMCACHED_CFLAGS=`$PKG_CONFIG --cflags libmemcached`
+      TC_LIBMEMCACHED_LIBS=`$PKG_CONFIG --libs libmemcached`
+      AC_MSG_RESULT([`$PKG_CONFIG --modversion libmemcached`])
+    elif test "$PHP_TAGCACHE_MEMCACHED" != "yes" && test -r "$PHP_TAGCACHE_MEMCACHED/include/libmemcached/memcached.h"; then
+      TC_LIBMEMCACHED_CFLAGS="-I$PHP_TAGCACHE_MEMCACHED/include"
+      TC_LIBMEMCACHED_LIBS="-L$PHP_TAGCACHE_MEMCACHED/lib -lmemcached"
+      AC_MSG_RESULT([in $PHP_TAGCACHE_MEMCACHED])
+    else
+      AC_MSG_RESULT([no])
+      AC_MSG_ERROR([--with-tagcache-memcached: libmemcached not found (Debian: apt-get install libmemcached-dev, or give --with-tagcache-memcached=DIR)])
+    fi
+    PHP_EVAL_INCLINE($TC_LIBMEMCACHED_CFLAGS)
+    PHP_EVAL_LIBLINE($TC_LIBMEMCACHED_LIBS, TAGCACHE_SHARED_LIBADD)
+    AC_DEFINE(HAVE_TAGCACHE_MEMCACHED, 1, [tagcache: the memcached backend is built])
+    dnl zlib for compress_data, when pkg-config finds it (the Redis check may have done it)
+    if test "$PHP_TAGCACHE_REDIS" = "no"; then
+      TC_REDIS_CODEC([zlib], [HAVE_TAGCACHE_ZLIB])
+    fi
+    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_memcached_conn.c ext/tc_memcached.c"
   fi
 
   PHP_NEW_EXTENSION(tagcache, $TAGCACHE_SOURCES, $ext_shared,, -D_GNU_SOURCE)

@@ -13,6 +13,9 @@
 #ifdef HAVE_TAGCACHE_REDIS
 #include "tc_redis.h"
 #endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+#include "tc_memcached.h"
+#endif
 
 PHP_INI_BEGIN()
 	PHP_INI_ENTRY("tagcache.shm.dir", "/dev/shm", PHP_INI_SYSTEM, NULL)
@@ -57,6 +60,9 @@ static PHP_MSHUTDOWN_FUNCTION(tagcache)
 #ifdef HAVE_TAGCACHE_REDIS
 	tc_redis_shutdown();
 #endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+	tc_memcached_shutdown();
+#endif
 	return SUCCESS;
 }
 
@@ -81,6 +87,9 @@ static PHP_MINFO_FUNCTION(tagcache)
 #ifdef HAVE_TAGCACHE_REDIS
 		", redis"
 #endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+		", memcached"
+#endif
 	);
 	php_info_print_table_row(2, "Shm segment layout", "1");
 	php_info_print_table_row(2, "File store layout", TC_FILE_LAYOUT_STR);
@@ -90,6 +99,14 @@ static PHP_MINFO_FUNCTION(tagcache)
 
 		tc_redis_info(buf, sizeof(buf));
 		php_info_print_table_row(2, "Redis backend", buf);
+	}
+#endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+	{
+		char buf[128];
+
+		tc_memcached_info(buf, sizeof(buf));
+		php_info_print_table_row(2, "Memcached backend", buf);
 	}
 #endif
 	php_info_print_table_end();

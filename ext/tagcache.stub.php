@@ -158,4 +158,11 @@ namespace TagCache {
     {
     }
 #endif
+
+#if HAVE_TAGCACHE_MEMCACHED
+    /** A memcached pool through libmemcached (ketama); tags through version keys, no listings. */
+    final class Memcached extends AbstractBackend
+    {
+    }
+#endif
 }

@@ -73,7 +73,11 @@ typedef enum {
 	TC_OPT_MODE,    /* int, file mode, accepts "0660" */
 	TC_OPT_SECONDS, /* double */
 	TC_OPT_IGNORED, /* accepted for compatibility, has no effect */
-	TC_OPT_SECRET   /* like STRING; getOption() never returns it */
+	TC_OPT_SECRET,  /* like STRING; getOption() never returns it */
+	TC_OPT_SERVERS, /* like STRING; an array of servers (Zend's [host, port,
+	                   weight] arrays, Magento's <server> nodes, strings)
+	                   becomes "host:port:weight,..." */
+	TC_OPT_MAP      /* like STRING; an array of scalars becomes "key=value,..." */
 } tc_opt_type;
 
 #define TC_OPT_STRMAX 4096

@@ -18,11 +18,17 @@
 #ifdef HAVE_TAGCACHE_REDIS
 #include "tc_redis.h"
 #endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+#include "tc_memcached.h"
+#endif
 
 zend_class_entry *tc_ce_exception, *tc_ce_config_exception, *tc_ce_storage_exception,
 	*tc_ce_connection_exception, *tc_ce_backend, *tc_ce_abstract, *tc_ce_shm, *tc_ce_file;
 #ifdef HAVE_TAGCACHE_REDIS
 static zend_class_entry *tc_ce_redis;
+#endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+static zend_class_entry *tc_ce_memcached;
 #endif
 
 static zend_object_handlers tc_handlers;
@@ -39,6 +45,11 @@ static const tc_backend *backend_for(zend_class_entry *ce)
 #ifdef HAVE_TAGCACHE_REDIS
 		if (ce == tc_ce_redis) {
 			return &tc_backend_redis;
+		}
+#endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+		if (ce == tc_ce_memcached) {
+			return &tc_backend_memcached;
 		}
 #endif
 	}
@@ -746,16 +757,23 @@ ZEND_METHOD(TagCache_AbstractBackend, touch)
 ZEND_METHOD(TagCache_AbstractBackend, getCapabilities)
 {
 	tc_object *o = TC_THIS();
+	bool lists = true, forever = true;
 
 	ZEND_PARSE_PARAMETERS_NONE();
-	(void)o;
+#ifdef HAVE_TAGCACHE_MEMCACHED
+	if (o->be == &tc_backend_memcached) {
+		/* memcached cannot list keys, and evicts an entry without expiry
+		 * whenever it needs the room */
+		lists = forever = false;
+	}
+#endif
 	array_init_size(return_value, 6);
 	add_assoc_bool(return_value, "automatic_cleaning", 0);
 	add_assoc_bool(return_value, "tags", 1);
 	add_assoc_bool(return_value, "expired_read", 1);
 	add_assoc_bool(return_value, "priority", 0);
-	add_assoc_bool(return_value, "infinite_lifetime", 1);
-	add_assoc_bool(return_value, "get_list", 1);
+	add_assoc_bool(return_value, "infinite_lifetime", forever);
+	add_assoc_bool(return_value, "get_list", lists);
 }
 
 ZEND_METHOD(TagCache_AbstractBackend, stats)
@@ -817,6 +835,13 @@ void tc_class_minit(void)
 	tc_ce_redis->create_object = tc_create;
 #ifdef ZEND_ACC_NOT_SERIALIZABLE
 	tc_ce_redis->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
+#endif
+#endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+	tc_ce_memcached = register_class_TagCache_Memcached(tc_ce_abstract);
+	tc_ce_memcached->create_object = tc_create;
+#ifdef ZEND_ACC_NOT_SERIALIZABLE
+	tc_ce_memcached->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
 #endif
 #endif
 

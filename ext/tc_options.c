@@ -11,6 +11,7 @@
 #endif
 
 #include "php.h"
+#include "zend_smart_str.h"
 #include "zend_exceptions.h"
 #include "php_tagcache.h"
 
@@ -147,6 +148,124 @@ static bool to_bool(zval *v, int *out)
 	return true;
 }
 
+/* Appends "s" to an option's flattened value (TC_OPT_SERVERS, TC_OPT_MAP);
+ * false when it does not fit or holds a separator. */
+static bool flat_add(smart_str *out, const char *sep, zend_string *s)
+{
+	if (ZSTR_LEN(s) == 0) {
+		return true;
+	}
+	if (memchr(ZSTR_VAL(s), 0, ZSTR_LEN(s)) || memchr(ZSTR_VAL(s), ',', ZSTR_LEN(s))) {
+		return false;
+	}
+	if (out->s && ZSTR_LEN(out->s)) {
+		smart_str_appends(out, sep);
+	}
+	smart_str_append(out, s);
+	return out->s && ZSTR_LEN(out->s) < TC_OPT_STRMAX;
+}
+
+/* A member of a server array: by name, else by position ([host, port, weight]). */
+static zval *server_part(HashTable *ht, const char *name, zend_ulong pos)
+{
+	zval *v = zend_hash_str_find_deref(ht, name, strlen(name));
+
+	return v ? v : zend_hash_index_find_deref(ht, pos);
+}
+
+/* One server: "host:port" or "host:port:weight" from an array. */
+static zend_string *server_of(HashTable *ht)
+{
+	zval *host = server_part(ht, "host", 0), *port = server_part(ht, "port", 1), *weight = server_part(ht, "weight", 2);
+	zend_string *h, *r;
+
+	if (!host || Z_TYPE_P(host) == IS_ARRAY) {
+		return NULL;
+	}
+	h = zval_get_string(host);
+	if (port && Z_TYPE_P(port) != IS_ARRAY && !(Z_TYPE_P(port) == IS_STRING && Z_STRLEN_P(port) == 0)) {
+		zend_string *ps = zval_get_string(port);
+
+		if (weight && Z_TYPE_P(weight) != IS_ARRAY && !(Z_TYPE_P(weight) == IS_STRING && Z_STRLEN_P(weight) == 0)) {
+			zend_string *ws = zval_get_string(weight);
+
+			r = strpbrk(ZSTR_VAL(h), ":") && ZSTR_VAL(h)[0] != '['
+				? zend_strpprintf(0, "[%s]:%s:%s", ZSTR_VAL(h), ZSTR_VAL(ps), ZSTR_VAL(ws))
+				: zend_strpprintf(0, "%s:%s:%s", ZSTR_VAL(h), ZSTR_VAL(ps), ZSTR_VAL(ws));
+			zend_string_release(ws);
+		} else {
+			r = strpbrk(ZSTR_VAL(h), ":") && ZSTR_VAL(h)[0] != '['
+				? zend_strpprintf(0, "[%s]:%s", ZSTR_VAL(h), ZSTR_VAL(ps))
+				: zend_strpprintf(0, "%s:%s", ZSTR_VAL(h), ZSTR_VAL(ps));
+		}
+		zend_string_release(ps);
+		zend_string_release(h);
+		return r;
+	}
+	return h;
+}
+
+/* TC_OPT_SERVERS and TC_OPT_MAP given an array: the flattened string in
+ * *out (released by the caller), or false. */
+static bool flatten(const tc_option_spec *s, HashTable *ht, zend_string **out)
+{
+	smart_str b = {0};
+	zend_string *key;
+	zend_ulong idx;
+	zval *v;
+	bool ok = true;
+
+	if (s->type == TC_OPT_SERVERS && (zend_hash_str_exists(ht, "host", 4))) {
+		/* one server as an associative array (Zend allows it) */
+		zend_string *one = server_of(ht);
+
+		if (!one) {
+			return false;
+		}
+		ok = flat_add(&b, ",", one);
+		zend_string_release(one);
+	} else {
+		ZEND_HASH_FOREACH_KEY_VAL(ht, idx, key, v) {
+			zend_string *item;
+
+			ZVAL_DEREF(v);
+			if (s->type == TC_OPT_SERVERS) {
+				if (Z_TYPE_P(v) == IS_ARRAY) {
+					item = server_of(Z_ARRVAL_P(v));
+				} else if (Z_TYPE_P(v) == IS_STRING) {
+					item = zend_string_copy(Z_STR_P(v));
+				} else {
+					item = NULL;
+				}
+			} else if (Z_TYPE_P(v) == IS_ARRAY || Z_TYPE_P(v) == IS_OBJECT) {
+				item = NULL;
+			} else {
+				zend_string *vs = Z_TYPE_P(v) == IS_TRUE ? zend_string_init("1", 1, 0) : zval_get_string(v);
+
+				item = key ? zend_strpprintf(0, "%s=%s", ZSTR_VAL(key), ZSTR_VAL(vs))
+				           : zend_strpprintf(0, ZEND_LONG_FMT "=%s", (zend_long)idx, ZSTR_VAL(vs));
+				zend_string_release(vs);
+			}
+			if (!item) {
+				ok = false;
+				break;
+			}
+			ok = flat_add(&b, ",", item);
+			zend_string_release(item);
+			if (!ok) {
+				break;
+			}
+		} ZEND_HASH_FOREACH_END();
+	}
+	if (!ok) {
+		smart_str_free(&b);
+		return false;
+	}
+	smart_str_0(&b);
+	*out = b.s ? b.s : ZSTR_EMPTY_ALLOC();
+	return true;
+}
+
 static zend_result set_spec(tc_object *o, const tc_option_spec *s, zval *v)
 {
 	char *field = (char *)o->config + s->offset;
@@ -179,13 +298,22 @@ static zend_result set_spec(tc_object *o, const tc_option_spec *s, zval *v)
 		return SUCCESS;
 	}
 	case TC_OPT_STRING:
-	case TC_OPT_SECRET: {
+	case TC_OPT_SECRET:
+	case TC_OPT_SERVERS:
+	case TC_OPT_MAP: {
 		zend_string *str;
 
-		if (Z_TYPE_P(v) != IS_STRING && Z_TYPE_P(v) != IS_LONG) {
+		if ((s->type == TC_OPT_SERVERS || s->type == TC_OPT_MAP) && Z_TYPE_P(v) == IS_ARRAY) {
+			if (!flatten(s, Z_ARRVAL_P(v), &str)) {
+				return bad(s->name, s->type == TC_OPT_SERVERS
+					? "must be a list of servers: \"host:port:weight\" strings or [host, port, weight] arrays"
+					: "must be an array of scalar values without commas");
+			}
+		} else if (Z_TYPE_P(v) != IS_STRING && Z_TYPE_P(v) != IS_LONG) {
 			return bad(s->name, "must be a string");
+		} else {
+			str = zval_get_string(v);
 		}
-		str = zval_get_string(v);
 		if (ZSTR_LEN(str) >= TC_OPT_STRMAX || memchr(ZSTR_VAL(str), 0, ZSTR_LEN(str))) {
 			zend_string_release(str);
 			return bad(s->name, "is too long or contains a NUL byte");
@@ -402,6 +530,8 @@ zend_result tc_option_get(tc_object *o, zend_string *name, zval *rv)
 		break;
 	}
 	case TC_OPT_STRING:
+	case TC_OPT_SERVERS:
+	case TC_OPT_MAP:
 		ZVAL_STRING(rv, field);
 		break;
 	case TC_OPT_SECRET:

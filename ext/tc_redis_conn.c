@@ -285,15 +285,7 @@ int tcr_fail(tcr_state *st, const char *fmt, ...)
 /* on_error=miss: one log line per distinct failure and minute, per process */
 void tcr_log_failure(const char *msg)
 {
-	static char last[256];
-	static double last_at;
-	double now = tcr_now_f();
-
-	if (strncmp(last, msg, sizeof(last) - 1) != 0 || now - last_at > 60) {
-		snprintf(last, sizeof(last), "%s", msg);
-		last_at = now;
-		tc_log("tagcache: Redis: %s (on_error=miss: the call returned a miss)", msg);
-	}
+	tc_log_failure("Redis", msg);
 }
 
 static double *down_slot(const char *name, int create)

@@ -34,6 +34,22 @@ void tc_set_log_sink(void (*sink)(const char *msg))
 	log_sink = sink;
 }
 
+void tc_log_failure(const char *engine, const char *msg)
+{
+	static char last[256];
+	static double last_at;
+	struct timespec ts;
+	double now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (strncmp(last, msg, sizeof(last) - 1) != 0 || now - last_at > 60) {
+		snprintf(last, sizeof(last), "%s", msg);
+		last_at = now;
+		tc_log("tagcache: %s: %s (on_error=miss: the call returned a miss)", engine, msg);
+	}
+}
+
 void tc_log(const char *fmt, ...)
 {
 	char buf[512];

@@ -254,5 +254,8 @@ void tc_set_log_sink(void (*sink)(const char *msg));
 /* TAGCACHE_TEST_CRASH_MODE=fatal: crash points call this instead of SIGKILL */
 void tc_set_crash_hook(void (*hook)(const char *point));
 void tc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A network engine's failure under on_error=miss: one log line per
+ * distinct message and minute, per process. */
+void tc_log_failure(const char *engine, const char *msg);
 
 #endif

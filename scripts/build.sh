@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 CFLAGS="-O2 -g -Wall -Wextra -Werror"
 # The network backends the default build includes; TAGCACHE_CONFIGURE_WITH=""
 # builds without them (scripts/check.sh does once, to prove they compile out).
-CONFIGURE_WITH=${TAGCACHE_CONFIGURE_WITH-"--with-tagcache-redis"}
+CONFIGURE_WITH=${TAGCACHE_CONFIGURE_WITH-"--with-tagcache-redis --with-tagcache-memcached"}
 LDFLAGS=""
 case "${1:-}" in
 	--asan) CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address -Wall -Wextra -Werror"; LDFLAGS="-fsanitize=address" ;;

@@ -1,0 +1,1136 @@
+/*
+ * tc_memcached.c: the memcached engine behind TagCache\Memcached: its
+ * options (Zend_Cache_Backend_Libmemcached's and Magento's names, plus
+ * ours) and the operations of the tc_backend vtable.
+ *
+ * memcached cannot list keys, so tags work through version keys: each
+ * entry records the version of the namespace and of each of its tags at
+ * save time; a load compares them with the current versions, and a clean
+ * by tag (or clean('all'), for the namespace) gives them new random
+ * values. A missing version (evicted, never set) never equals a recorded
+ * one: the entry counts as invalidated. Version keys live on the server of
+ * the entry that reads them (memcached_*_by_key with the entry's key as
+ * group key), one copy per server: a load talks to one server only, and a
+ * server that is down affects only its own keys. Listings (getIds,
+ * getTags, getIdsMatching*) are empty, and the capabilities say so.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
+#ifdef HAVE_TAGCACHE_ZLIB
+#include <zlib.h>
+#endif
+#include "tc_memcached.h"
+#include "tc_hash.h"
+#include "tc_util.h"
+
+#define PREFIX_MAX  128
+#define HDR         40        /* entry record header, see build_record() */
+#define REC_MAGIC   'T'
+#define REC_VERSION 1
+#define CODEC_NONE  0
+#define CODEC_ZLIB  1
+#define ITEM_OVERHEAD 128     /* memcached's item header, key and suffix, rounded up */
+#define MONTH       (30 * 86400)  /* memcached reads a longer TTL as a unix time */
+
+static const tc_option_spec mc_options[] = {
+	{"servers", TC_OPT_SERVERS, offsetof(tcm_config, servers), 0, 0, 0},
+	{"server", TC_OPT_SERVERS, offsetof(tcm_config, servers), 0, 0, 0},   /* as TagCache\Redis */
+	{"port", TC_OPT_INT, offsetof(tcm_config, port), 1, 65535, 0},
+	{"persistent", TC_OPT_STRING, offsetof(tcm_config, persistent), 0, 0, 0},
+	{"timeout", TC_OPT_SECONDS, offsetof(tcm_config, timeout), 0, 0, 0},
+	{"read_timeout", TC_OPT_SECONDS, offsetof(tcm_config, read_timeout), 0, 0, 0},
+	{"retry_interval", TC_OPT_SECONDS, offsetof(tcm_config, retry_interval), 0, 0, 0},
+	{"on_error", TC_OPT_STRING, offsetof(tcm_config, on_error), 0, 0, 0},
+	{"prefix", TC_OPT_STRING, offsetof(tcm_config, prefix), 0, 0, 0},
+	{"grace", TC_OPT_INT, offsetof(tcm_config, grace), 0, 30 * 86400, 0},
+	{"compress_data", TC_OPT_INT, offsetof(tcm_config, compress_data), 0, 9, 0},
+	{"compression", TC_OPT_BOOL, offsetof(tcm_config, compression), 0, 0, 0},
+	{"compress_threshold", TC_OPT_SIZE, offsetof(tcm_config, compress_threshold), 0, INT64_C(1) << 31, 0},
+	{"max_item_size", TC_OPT_SIZE, offsetof(tcm_config, max_item_size), 1024, INT64_C(1) << 30, 0},
+	{"binary_protocol", TC_OPT_BOOL, offsetof(tcm_config, binary_protocol), 0, 0, 0},
+	{"client", TC_OPT_MAP, offsetof(tcm_config, client), 0, 0, 0},
+	/* Zend_Cache_Backend_Memcached / Magento 1 <memcached> names with no
+	 * meaning here: servers are never ejected, there is one pool */
+	{"compatibility", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"failure_callback", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"hashed_directory_level", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"cache_dir", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"automatic_cleaning_factor", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{NULL, 0, 0, 0, 0, 0}
+};
+
+static void mc_defaults(void *config)
+{
+	tcm_config *c = config;
+
+	memset(c, 0, sizeof(*c));
+	strcpy(c->servers, "127.0.0.1:11211");
+	c->port = 11211;
+	c->timeout = 1.0;
+	c->retry_interval = 1.0;
+	strcpy(c->on_error, "miss");
+	strcpy(c->prefix, "tc:");
+	c->grace = 60;
+	c->compress_threshold = 20480;
+	c->max_item_size = 1024 * 1024;
+}
+
+/* Zend_Cache_Backend_Libmemcached's 'client' options that map onto ours:
+ * the name without OPT_ (any case) or the Memcached::OPT_* number. */
+static int apply_client(tcm_config *c, char *err)
+{
+	const char *s = c->client;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		char item[256], *eq, *name;
+		double v;
+
+		if (len && len < sizeof(item)) {
+			memcpy(item, s, len);
+			item[len] = '\0';
+			eq = strchr(item, '=');
+			if (eq) {
+				*eq = '\0';
+				name = item;
+				if (!strncasecmp(name, "OPT_", 4)) {
+					name += 4;
+				}
+				v = strtod(eq + 1, NULL);
+				if (!strcasecmp(name, "compression") || !strcmp(name, "-1001")) {
+					c->compression = v != 0 || !strcasecmp(eq + 1, "true");
+				} else if (!strcasecmp(name, "prefix_key") || !strcmp(name, "-1002")) {
+					if (strlen(eq + 1) >= sizeof(c->prefix)) {
+						snprintf(err, TC_ERRBUF, "Option \"client\": prefix_key is too long");
+						return TC_ERR_CONFIG;
+					}
+					strcpy(c->prefix, eq + 1);
+				} else if (!strcasecmp(name, "connect_timeout") || !strcmp(name, "14")) {
+					c->timeout = v / 1000.0;           /* ms */
+				} else if (!strcasecmp(name, "poll_timeout") || !strcmp(name, "8")) {
+					c->read_timeout = v / 1000.0;      /* ms */
+				} else if (!strcasecmp(name, "recv_timeout") || !strcmp(name, "20")
+				           || !strcasecmp(name, "send_timeout") || !strcmp(name, "19")) {
+					c->read_timeout = v / 1000000.0;   /* us */
+				} else if (!strcasecmp(name, "retry_timeout") || !strcmp(name, "15")) {
+					c->retry_interval = v;             /* s */
+				} else if (!strcasecmp(name, "binary_protocol") || !strcmp(name, "18")) {
+					c->binary_protocol = v != 0 || !strcasecmp(eq + 1, "true");
+				}
+				/* distribution, hash, libketama_compatible: always ketama;
+				 * anything else has no equivalent and is ignored */
+			}
+		}
+		s += len;
+		if (*s) {
+			s++;
+		}
+	}
+	return TC_OK;
+}
+
+static void mc_close(void *sp);
+
+static int mc_open(void **state, const void *config, char *err)
+{
+	tcm_state *st;
+	size_t i;
+	int r;
+
+	tcm_conn_global_init();
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	memcpy(&st->cfg, config, sizeof(st->cfg));
+	*state = NULL;
+	r = apply_client(&st->cfg, err);
+	if (r != TC_OK) {
+		goto fail;
+	}
+	r = TC_ERR_CONFIG;
+	if (!strcasecmp(st->cfg.on_error, "miss")) {
+		st->on_error = TCM_ON_ERROR_MISS;
+	} else if (!strcasecmp(st->cfg.on_error, "exception") || !strcasecmp(st->cfg.on_error, "throw")) {
+		st->on_error = TCM_ON_ERROR_EXCEPTION;
+	} else {
+		snprintf(err, TC_ERRBUF, "Option \"on_error\" must be \"miss\" or \"exception\", \"%.100s\" given",
+		         st->cfg.on_error);
+		goto fail;
+	}
+	if (strlen(st->cfg.prefix) > PREFIX_MAX) {
+		snprintf(err, TC_ERRBUF, "Option \"prefix\" must be at most %d bytes", PREFIX_MAX);
+		goto fail;
+	}
+	for (i = 0; st->cfg.prefix[i]; i++) {
+		unsigned char ch = (unsigned char)st->cfg.prefix[i];
+
+		if (ch < 0x21 || ch > 0x7e) {
+			snprintf(err, TC_ERRBUF, "Option \"prefix\" must be printable ASCII without spaces");
+			goto fail;
+		}
+	}
+	st->level = (int)st->cfg.compress_data;
+	if (!st->level && st->cfg.compression) {
+		st->level = 1;
+	}
+#ifndef HAVE_TAGCACHE_ZLIB
+	if (st->level) {
+		snprintf(err, TC_ERRBUF, "Option \"compress_data\": this build has no zlib");
+		goto fail;
+	}
+#endif
+	if (tcm_check_servers(&st->cfg, err) != TC_OK) {
+		goto fail;
+	}
+	st->connect_ms = (int64_t)((st->cfg.timeout > 0 ? st->cfg.timeout : 1.0) * 1000);
+	st->read_ms = (int64_t)((st->cfg.read_timeout > 0 ? st->cfg.read_timeout
+	                         : (st->cfg.timeout > 0 ? st->cfg.timeout : 1.0)) * 1000);
+	if (st->connect_ms < 1) {
+		st->connect_ms = 1;
+	}
+	if (st->read_ms < 1) {
+		st->read_ms = 1;
+	}
+	st->retry_s = (int64_t)(st->cfg.retry_interval + 0.999);
+	*state = st;
+	return TC_OK;
+fail:
+	mc_close(st);
+	return r;
+}
+
+static void mc_close(void *sp)
+{
+	tcm_state *st = sp;
+
+	if (!st) {
+		return;
+	}
+	tcm_conn_release(st);
+	free(st->held);
+	free(st);
+}
+
+/* ------------------------------------------------------------ key layout */
+
+/*
+ *   <prefix>n              namespace version (one copy per server)
+ *   <prefix>e:<id>         entry record
+ *   <prefix>t:<tag>        tag version (one copy per server)
+ * An id or tag of other bytes than [A-Za-z0-9_.{}-], or one too long for
+ * memcached's 250-byte keys, is replaced by 32 hex digits of a 128-bit hash
+ * (kinds E and T): no byte of a caller's id ever reaches the protocol.
+ * The record holds the id, so two ids of one hash are told apart.
+ */
+static int safe_name(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+		      || c == '.' || c == '-' || c == '{' || c == '}')) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* buf: at least TCM_KEY_MAX + 1 bytes */
+static size_t make_key(const tcm_state *st, char kind, const char *name, size_t nlen, char *buf)
+{
+	size_t pl = strlen(st->cfg.prefix);
+
+	memcpy(buf, st->cfg.prefix, pl);
+	if (!name) {
+		buf[pl] = kind;
+		buf[pl + 1] = '\0';
+		return pl + 1;
+	}
+	if (nlen > 0 && pl + 2 + nlen <= TCM_KEY_MAX && safe_name(name, nlen)) {
+		buf[pl] = kind;
+		buf[pl + 1] = ':';
+		memcpy(buf + pl + 2, name, nlen);
+		buf[pl + 2 + nlen] = '\0';
+		return pl + 2 + nlen;
+	}
+	{
+		uint64_t h1 = tc_hash(name, nlen, 0x7463656e74727931), h2 = tc_hash(name, nlen, 0x3172746e65637400);
+
+		return pl + (size_t)snprintf(buf + pl, TCM_KEY_MAX + 1 - pl, "%c:%016llx%016llx", kind - 32,
+		                             (unsigned long long)h1, (unsigned long long)h2);
+	}
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static void op_begin(tcm_state *st)
+{
+	free(st->held);
+	st->held = NULL;
+	st->fail = 0;
+}
+
+static int64_t now_s(void)
+{
+	return tc_now();
+}
+
+static uint64_t new_version(void)
+{
+	uint64_t v = 0;
+	static uint64_t ctr;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+		struct timespec ts;
+		uint64_t seed[3];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		seed[0] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		seed[1] = (uint64_t)getpid();
+		seed[2] = ++ctr;
+		v = tc_hash(seed, sizeof(seed), 0x76657273);
+	}
+	return v ? v : 1;
+}
+
+static int parse_version(const char *p, size_t n, uint64_t *v)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	if (n != 16) {
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		char c = p[i];
+
+		x <<= 4;
+		if (c >= '0' && c <= '9') {
+			x |= (uint64_t)(c - '0');
+		} else if (c >= 'a' && c <= 'f') {
+			x |= (uint64_t)(c - 'a' + 10);
+		} else {
+			return -1;
+		}
+	}
+	*v = x;
+	return 0;
+}
+
+/* memcached's exptime for an entry: 0 = none; the entry outlives its expiry
+ * by `grace` for load($id, true); over 30 days it must be a unix time. */
+static time_t exptime_of(const tcm_state *st, int64_t expire, int64_t now)
+{
+	int64_t ttl;
+
+	if (expire >= TC_EXPIRE_NEVER) {
+		return 0;
+	}
+	ttl = (expire > now ? expire - now : 0) + st->cfg.grace;
+	if (ttl < 1) {
+		ttl = 1;
+	}
+	return (time_t)(ttl > MONTH ? now + ttl : ttl);
+}
+
+static int failed(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, memcached_return_t rc,
+                  const char *what)
+{
+	return tcm_fail(st, cn, group, glen, rc, what);
+}
+
+/* ----------------------------------------------------------- the record */
+
+/*
+ * u8 'T', u8 version, u8 codec, u8 0, u32 id length, u32 tag count,
+ * u32 value length (decompressed), i64 expire, i64 mtime, u64 namespace
+ * version; the id; per tag: u16 length, the name, u64 its version; the
+ * value (zlib-compressed when codec is 1). Native byte order.
+ */
+typedef struct {
+	int codec;
+	uint32_t id_len, ntags, raw_len;
+	int64_t expire, mtime;
+	uint64_t ns;
+	const char *id;
+	const char *tags;        /* ntags x (u16, bytes, u64) */
+	size_t tags_len;
+	const char *data;
+	size_t data_len;
+	char *base;              /* the whole record (st->held) */
+	size_t len;
+} rec_t;
+
+static int rec_parse(char *p, size_t len, rec_t *r)
+{
+	size_t off;
+	uint32_t i;
+
+	if (len < HDR || p[0] != REC_MAGIC || p[1] != REC_VERSION || (p[2] != CODEC_NONE && p[2] != CODEC_ZLIB)) {
+		return -1;
+	}
+	r->codec = p[2];
+	memcpy(&r->id_len, p + 4, 4);
+	memcpy(&r->ntags, p + 8, 4);
+	memcpy(&r->raw_len, p + 12, 4);
+	memcpy(&r->expire, p + 16, 8);
+	memcpy(&r->mtime, p + 24, 8);
+	memcpy(&r->ns, p + 32, 8);
+	off = HDR;
+	if (r->id_len > len - off || r->ntags > TC_TAGS_MAX) {
+		return -1;
+	}
+	r->id = p + off;
+	off += r->id_len;
+	r->tags = p + off;
+	for (i = 0; i < r->ntags; i++) {
+		uint16_t tl;
+
+		if (len - off < 2) {
+			return -1;
+		}
+		memcpy(&tl, p + off, 2);
+		if (tl == 0 || tl > TC_TAG_MAX || len - off - 2 < (size_t)tl + 8) {
+			return -1;
+		}
+		off += 2 + (size_t)tl + 8;
+	}
+	r->tags_len = (size_t)(p + off - r->tags);
+	r->data = p + off;
+	r->data_len = len - off;
+	if (r->codec == CODEC_NONE && r->data_len != r->raw_len) {
+		return -1;
+	}
+	r->base = p;
+	r->len = len;
+	return 0;
+}
+
+/* ------------------------------------------------------- version reads */
+
+/* mget of n keys on the server of `group`: the values found (16 hex
+ * digits) in vers[], have[i] = 1 for each. TC_OK or TC_ERR (recorded).
+ * If `entry` is given, keys[0] is an entry whose value is taken whole
+ * into *entry (malloc'd, NULL when missing). */
+static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, const char *const *keys,
+                const size_t *klens, size_t n, uint64_t *vers, char *have, char **entry, size_t *elen)
+{
+	memcached_return_t rc;
+	memcached_result_st res;
+	size_t next = 0;
+
+	memset(have, 0, n);
+	if (entry) {
+		*entry = NULL;
+	}
+	rc = memcached_mget_by_key(cn->mc, group, glen, keys, klens, n);
+	if (memcached_failed(rc)) {
+		return failed(st, cn, group, glen, rc, "get");
+	}
+	if (!memcached_result_create(cn->mc, &res)) {
+		memcached_quit(cn->mc);
+		return failed(st, cn, group, glen, MEMCACHED_MEMORY_ALLOCATION_FAILURE, "get");
+	}
+	for (;;) {
+		const char *k;
+		size_t kl, i, j;
+
+		if (!memcached_fetch_result(cn->mc, &res, &rc)) {
+			break;
+		}
+		k = memcached_result_key_value(&res);
+		kl = memcached_result_key_length(&res);
+		/* replies come in request order (text protocol): look from the last one */
+		for (j = 0; j < n; j++) {
+			i = (next + j) % n;
+			if (klens[i] == kl && memcmp(keys[i], k, kl) == 0) {
+				break;
+			}
+		}
+		if (j == n) {
+			continue;
+		}
+		next = i + 1;
+		if (entry && i == 0) {
+			if (!*entry) {
+				*elen = memcached_result_length(&res);
+				*entry = memcached_result_take_value(&res);
+				have[0] = *entry != NULL;
+			}
+			continue;
+		}
+		have[i] = parse_version(memcached_result_value(&res), memcached_result_length(&res), &vers[i]) == 0;
+	}
+	memcached_result_free(&res);
+	if (rc != MEMCACHED_END && rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
+		if (entry) {
+			free(*entry);
+			*entry = NULL;
+		}
+		return failed(st, cn, group, glen, rc, "get");
+	}
+	return TC_OK;
+}
+
+/* Key buffers for an entry's tags. */
+typedef struct {
+	char (*buf)[TCM_KEY_MAX + 1];
+	const char **keys;
+	size_t *lens;
+	uint64_t *vers;
+	char *have;
+} keyset;
+
+static int keyset_init(keyset *ks, size_t n)
+{
+	n = n ? n : 1;
+	ks->buf = malloc(n * sizeof(*ks->buf));
+	ks->keys = malloc(n * sizeof(*ks->keys));
+	ks->lens = malloc(n * sizeof(*ks->lens));
+	ks->vers = malloc(n * sizeof(*ks->vers));
+	ks->have = malloc(n);
+	return ks->buf && ks->keys && ks->lens && ks->vers && ks->have ? 0 : -1;
+}
+
+static void keyset_free(keyset *ks)
+{
+	free(ks->buf);
+	free(ks->keys);
+	free(ks->lens);
+	free(ks->vers);
+	free(ks->have);
+}
+
+static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, const char *name, size_t nlen)
+{
+	ks->lens[i] = make_key(st, kind, name, nlen, ks->buf[i]);
+	ks->keys[i] = ks->buf[i];
+}
+
+/* ----------------------------------------------------------- read path */
+
+/*
+ * The entry of an id, checked: one mget of the record and the namespace
+ * version on the entry's server, then (when it has tags) one mget of its
+ * tags' versions on the same server. TC_OK with the record parsed (its
+ * bytes in st->held), TC_MISS, or TC_ERR (recorded).
+ */
+static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, char *ekey, size_t *eklen)
+{
+	tcm_conn *cn = tcm_conn_get(st);
+	char nkey[TCM_KEY_MAX + 1], *val = NULL;
+	const char *keys[2];
+	size_t lens[2], vlen = 0, off;
+	uint64_t vers[2];
+	char have[2];
+	uint32_t i;
+	keyset ks;
+	int r;
+
+	if (!cn) {
+		return TC_ERR;
+	}
+	*eklen = make_key(st, 'e', id.p, id.len, ekey);
+	keys[0] = ekey;
+	lens[0] = *eklen;
+	keys[1] = nkey;
+	lens[1] = make_key(st, 'n', NULL, 0, nkey);
+	if (mget(st, cn, ekey, *eklen, keys, lens, 2, vers, have, &val, &vlen) != TC_OK) {
+		return TC_ERR;
+	}
+	if (!val) {
+		return TC_MISS;
+	}
+	st->held = val;
+	if (rec_parse(val, vlen, rec) != 0) {
+		return TC_MISS;   /* not a record of ours */
+	}
+	if (rec->id_len != id.len || memcmp(rec->id, id.p, id.len) != 0) {
+		st->collisions++;
+		return TC_MISS;   /* another id of the same hash */
+	}
+	if (!have[1] || vers[1] != rec->ns) {
+		return TC_MISS;   /* clean('all') since, or the namespace version was evicted */
+	}
+	if (!allow_expired && rec->expire < now_s()) {
+		return TC_MISS;
+	}
+	if (rec->ntags == 0) {
+		return TC_OK;
+	}
+	if (keyset_init(&ks, rec->ntags) != 0) {
+		keyset_free(&ks);
+		return TC_ERR;
+	}
+	for (i = 0, off = 0; i < rec->ntags; i++) {
+		uint16_t tl;
+
+		memcpy(&tl, rec->tags + off, 2);
+		keyset_put(&ks, i, st, 't', rec->tags + off + 2, tl);
+		off += 2 + (size_t)tl + 8;
+	}
+	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, rec->ntags, ks.vers, ks.have, NULL, NULL);
+	if (r == TC_OK) {
+		for (i = 0, off = 0; i < rec->ntags; i++) {
+			uint16_t tl;
+			uint64_t v;
+
+			memcpy(&tl, rec->tags + off, 2);
+			memcpy(&v, rec->tags + off + 2 + tl, 8);
+			off += 2 + (size_t)tl + 8;
+			if (!ks.have[i] || ks.vers[i] != v) {
+				r = TC_MISS;   /* cleaned by that tag, or its version was evicted */
+				break;
+			}
+		}
+	}
+	keyset_free(&ks);
+	return r;
+}
+
+static int mc_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                          char **data, size_t *len, tc_meta *meta)
+{
+	tcm_state *st = sp;
+	char ekey[TCM_KEY_MAX + 1], *buf;
+	size_t eklen;
+	rec_t rec;
+	int r;
+
+	op_begin(st);
+	r = fetch_entry(st, id, allow_expired, &rec, ekey, &eklen);
+	if (r != TC_OK) {
+		if (r == TC_MISS) {
+			st->misses++;
+		}
+		return r;
+	}
+	if (meta) {
+		meta->expire = rec.expire;
+		meta->mtime = rec.mtime;
+	}
+	if (data) {
+		buf = alloc(ctx, rec.raw_len);
+		if (!buf) {
+			return TC_ERR;
+		}
+		if (rec.codec == CODEC_NONE) {
+			memcpy(buf, rec.data, rec.raw_len);
+		} else {
+#ifdef HAVE_TAGCACHE_ZLIB
+			uLongf out = rec.raw_len;
+
+			if (uncompress((Bytef *)buf, &out, (const Bytef *)rec.data, (uLong)rec.data_len) != Z_OK
+			    || out != rec.raw_len) {
+				st->misses++;
+				return TC_MISS;
+			}
+#else
+			st->misses++;
+			return TC_MISS;
+#endif
+		}
+		*data = buf;
+		*len = rec.raw_len;
+	}
+	st->hits++;
+	return TC_OK;
+}
+
+/* ---------------------------------------------------------- write path */
+
+/* The current versions of keys[0..n) on the server of group, creating the
+ * missing ones (add: a concurrent writer's value wins). */
+static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, keyset *ks, size_t n)
+{
+	size_t i;
+
+	if (mget(st, cn, group, glen, ks->keys, ks->lens, n, ks->vers, ks->have, NULL, NULL) != TC_OK) {
+		return TC_ERR;
+	}
+	for (i = 0; i < n; i++) {
+		char v[17];
+		memcached_return_t rc;
+		int attempt;
+
+		for (attempt = 0; !ks->have[i] && attempt < 3; attempt++) {
+			uint64_t nv = new_version();
+
+			snprintf(v, sizeof(v), "%016llx", (unsigned long long)nv);
+			rc = memcached_add_by_key(cn->mc, group, glen, ks->keys[i], ks->lens[i], v, 16, 0, 0);
+			if (rc == MEMCACHED_SUCCESS) {
+				ks->vers[i] = nv;
+				ks->have[i] = 1;
+			} else if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
+				/* another writer made it: read theirs */
+				size_t vl = 0;
+				uint32_t fl = 0;
+				char *got = memcached_get_by_key(cn->mc, group, glen, ks->keys[i], ks->lens[i], &vl, &fl, &rc);
+
+				if (got) {
+					ks->have[i] = parse_version(got, vl, &ks->vers[i]) == 0;
+					free(got);
+				} else if (tcm_rc_failure(rc)) {
+					return failed(st, cn, group, glen, rc, "get");
+				}
+			} else {
+				return failed(st, cn, group, glen, rc, "add");
+			}
+		}
+		if (!ks->have[i]) {
+			return failed(st, cn, group, glen, MEMCACHED_NOTSTORED, "creating a version key");
+		}
+	}
+	return TC_OK;
+}
+
+static char *build_record(tcm_state *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags,
+                          const uint64_t *tag_vers, uint64_t ns, int64_t expire, int64_t mtime, size_t *outlen)
+{
+	size_t tl = 0, i, cap, off;
+	char *p;
+	uint32_t u;
+	int codec = CODEC_NONE;
+
+	for (i = 0; i < ntags; i++) {
+		tl += 2 + tags[i].len + 8;
+	}
+	cap = HDR + id.len + tl + data.len;
+#ifdef HAVE_TAGCACHE_ZLIB
+	if (st->level > 0 && data.len >= (size_t)st->cfg.compress_threshold && data.len > 0) {
+		cap = HDR + id.len + tl + compressBound((uLong)data.len);
+		codec = CODEC_ZLIB;
+	}
+#endif
+	p = malloc(cap);
+	if (!p) {
+		return NULL;
+	}
+	p[0] = REC_MAGIC;
+	p[1] = REC_VERSION;
+	p[3] = 0;
+	u = (uint32_t)id.len;
+	memcpy(p + 4, &u, 4);
+	u = (uint32_t)ntags;
+	memcpy(p + 8, &u, 4);
+	u = (uint32_t)data.len;
+	memcpy(p + 12, &u, 4);
+	memcpy(p + 16, &expire, 8);
+	memcpy(p + 24, &mtime, 8);
+	memcpy(p + 32, &ns, 8);
+	off = HDR;
+	memcpy(p + off, id.p, id.len);
+	off += id.len;
+	for (i = 0; i < ntags; i++) {
+		uint16_t l = (uint16_t)tags[i].len;
+
+		memcpy(p + off, &l, 2);
+		memcpy(p + off + 2, tags[i].p, l);
+		memcpy(p + off + 2 + l, &tag_vers[i], 8);
+		off += 2 + (size_t)l + 8;
+	}
+#ifdef HAVE_TAGCACHE_ZLIB
+	if (codec == CODEC_ZLIB) {
+		uLongf clen = (uLongf)(cap - off);
+
+		if (compress2((Bytef *)p + off, &clen, (const Bytef *)data.p, (uLong)data.len, st->level) == Z_OK
+		    && clen < data.len) {
+			p[2] = CODEC_ZLIB;
+			*outlen = off + clen;
+			return p;
+		}
+		if (cap < off + data.len) {
+			char *q = realloc(p, off + data.len);
+
+			if (!q) {
+				free(p);
+				return NULL;
+			}
+			p = q;
+		}
+	}
+#endif
+	p[2] = CODEC_NONE;
+	memcpy(p + off, data.p, data.len);
+	*outlen = off + data.len;
+	return p;
+}
+
+/* After a save that failed: the old entry must not stay readable. */
+static void drop_entry(tcm_state *st, tcm_conn *cn, const char *ekey, size_t eklen)
+{
+	memcached_return_t rc = memcached_delete_by_key(cn->mc, ekey, eklen, ekey, eklen, 0);
+
+	(void)st;
+	(void)rc;
+}
+
+static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t ntags,
+                          int64_t expire, char *err)
+{
+	tcm_state *st = sp;
+	tcm_conn *cn;
+	char ekey[TCM_KEY_MAX + 1], *rec;
+	size_t eklen, i, reclen = 0;
+	int64_t now = now_s();
+	memcached_return_t rc;
+	keyset ks;
+	int r;
+
+	op_begin(st);
+	cn = tcm_conn_get(st);
+	if (!cn) {
+		return TC_ERR;
+	}
+	eklen = make_key(st, 'e', id.p, id.len, ekey);
+	if (keyset_init(&ks, ntags + 1) != 0) {
+		keyset_free(&ks);
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	keyset_put(&ks, 0, st, 'n', NULL, 0);
+	for (i = 0; i < ntags; i++) {
+		keyset_put(&ks, i + 1, st, 't', tags[i].p, tags[i].len);
+	}
+	r = versions_for_save(st, cn, ekey, eklen, &ks, ntags + 1);
+	if (r != TC_OK) {
+		keyset_free(&ks);
+		return r;
+	}
+	rec = build_record(st, id, data, tags, ntags, ks.vers + 1, ks.vers[0], expire, now, &reclen);
+	keyset_free(&ks);
+	if (!rec) {
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	if (reclen + eklen + ITEM_OVERHEAD > (uint64_t)st->cfg.max_item_size) {
+		free(rec);
+		drop_entry(st, cn, ekey, eklen);
+		st->too_large++;
+		snprintf(err, TC_ERRBUF, "the entry of %zu bytes does not fit in a memcached item (max_item_size %lld bytes, "
+		         "memcached -I): not stored", reclen, (long long)st->cfg.max_item_size);
+		return TC_ERR;
+	}
+	rc = memcached_set_by_key(cn->mc, ekey, eklen, ekey, eklen, rec, reclen, exptime_of(st, expire, now), 0);
+	free(rec);
+	if (rc == MEMCACHED_E2BIG || (rc == MEMCACHED_SERVER_ERROR && !tcm_rc_failure(rc))
+	    || rc == MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE) {
+		drop_entry(st, cn, ekey, eklen);
+		st->too_large++;
+		snprintf(err, TC_ERRBUF, "memcached refused the entry of %zu bytes: %s", reclen, memcached_strerror(cn->mc, rc));
+		return TC_ERR;
+	}
+	if (memcached_failed(rc)) {
+		if (tcm_rc_failure(rc)) {
+			return failed(st, cn, ekey, eklen, rc, "save");
+		}
+		snprintf(err, TC_ERRBUF, "memcached did not store the entry: %s", memcached_strerror(cn->mc, rc));
+		return TC_ERR;
+	}
+	st->saves++;
+	return TC_OK;
+}
+
+static int mc_remove(void *sp, tc_str id)
+{
+	tcm_state *st = sp;
+	char ekey[TCM_KEY_MAX + 1];
+	size_t eklen;
+	rec_t rec;
+	memcached_return_t rc;
+	int r;
+
+	op_begin(st);
+	r = fetch_entry(st, id, 1, &rec, ekey, &eklen);
+	if (r == TC_ERR) {
+		return r;
+	}
+	rc = memcached_delete_by_key(st->conn->mc, ekey, eklen, ekey, eklen, 0);
+	if (tcm_rc_failure(rc)) {
+		return failed(st, st->conn, ekey, eklen, rc, "remove");
+	}
+	st->removes++;
+	return r;   /* TC_OK only for an entry that was valid */
+}
+
+/* A new version for a key on every server. */
+static int bump(tcm_state *st, tcm_conn *cn, const char *key, size_t klen)
+{
+	int i, ret = TC_OK;
+	char v[17];
+
+	snprintf(v, sizeof(v), "%016llx", (unsigned long long)new_version());
+	for (i = 0; i < cn->nservers; i++) {
+		const char *g = cn->group[i];
+		memcached_return_t rc = memcached_set_by_key(cn->mc, g, strlen(g), key, klen, v, 16, 0, 0);
+
+		if (memcached_failed(rc)) {
+			char name[300];
+
+			/* go on with the other servers; the clean as a whole failed */
+			tcm_server_name(cn, g, strlen(g), name, sizeof(name));
+			snprintf(st->err, sizeof(st->err), "%s: clean failed: %s (the entries on that server were not "
+			         "invalidated)", name, memcached_strerror(cn->mc, rc));
+			st->fail = 1;
+			st->errors++;
+			ret = TC_ERR;
+		}
+	}
+	return ret;
+}
+
+static int mc_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
+{
+	tcm_state *st = sp;
+	tcm_conn *cn;
+	char key[TCM_KEY_MAX + 1];
+	size_t i;
+	int ret = TC_OK;
+
+	op_begin(st);
+	switch (mode) {
+	case TC_CLEAN_OLD:
+		return TC_OK;   /* memcached drops expired items itself */
+	case TC_CLEAN_NOT_MATCHING:
+		snprintf(err, TC_ERRBUF, "memcached cannot clean in mode notMatchingTag: it cannot list the entries "
+		         "(capability get_list is false); nothing was removed");
+		return TC_ERR;
+	case TC_CLEAN_MATCHING:
+		if (ntags > 1) {
+			snprintf(err, TC_ERRBUF, "memcached cannot clean in mode matchingTag with more than one tag: "
+			         "an entry carrying all of them cannot be found without listing (use matchingAnyTag); "
+			         "nothing was removed");
+			return TC_ERR;
+		}
+		break;
+	default:
+		break;
+	}
+	cn = tcm_conn_get(st);
+	if (!cn) {
+		return TC_ERR;
+	}
+	if (mode == TC_CLEAN_ALL) {
+		ret = bump(st, cn, key, make_key(st, 'n', NULL, 0, key));
+	} else {
+		for (i = 0; i < ntags; i++) {
+			if (bump(st, cn, key, make_key(st, 't', tags[i].p, tags[i].len, key)) != TC_OK) {
+				ret = TC_ERR;
+			}
+		}
+	}
+	st->cleans++;
+	return ret;
+}
+
+/* memcached cannot list: empty listings (capability get_list is false). */
+static int mc_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntags, tc_emit_fn emit, void *ctx)
+{
+	(void)sp;
+	(void)mode;
+	(void)tags;
+	(void)ntags;
+	(void)emit;
+	(void)ctx;
+	return TC_OK;
+}
+
+static int mc_tags(void *sp, tc_emit_fn emit, void *ctx)
+{
+	(void)sp;
+	(void)emit;
+	(void)ctx;
+	return TC_OK;
+}
+
+/* bytes / limit_maxbytes over the servers that answer */
+static int mc_fill(void *sp)
+{
+	tcm_state *st = sp;
+	tcm_conn *cn;
+	memcached_stat_st *stats;
+	memcached_return_t rc;
+	uint64_t used = 0, limit = 0;
+	int i;
+
+	op_begin(st);
+	cn = tcm_conn_get(st);
+	if (!cn) {
+		return 0;
+	}
+	stats = memcached_stat(cn->mc, NULL, &rc);
+	if (!stats) {
+		failed(st, cn, NULL, 0, rc, "stats");
+		return 0;
+	}
+	for (i = 0; i < cn->nservers; i++) {
+		used += stats[i].bytes;
+		limit += stats[i].limit_maxbytes;
+	}
+	memcached_stat_free(NULL, stats);
+	if (limit == 0) {
+		return 0;
+	}
+	return used >= limit ? 100 : (int)(used * 100 / limit);
+}
+
+static int mc_metadata(void *sp, tc_str id, tc_meta *meta, tc_emit_fn emit, void *ctx)
+{
+	tcm_state *st = sp;
+	char ekey[TCM_KEY_MAX + 1];
+	size_t eklen, off;
+	rec_t rec;
+	uint32_t i;
+	int r;
+
+	op_begin(st);
+	r = fetch_entry(st, id, 0, &rec, ekey, &eklen);
+	if (r != TC_OK) {
+		return r;
+	}
+	meta->expire = rec.expire;
+	meta->mtime = rec.mtime;
+	for (i = 0, off = 0; i < rec.ntags; i++) {
+		uint16_t tl;
+
+		memcpy(&tl, rec.tags + off, 2);
+		emit(ctx, rec.tags + off + 2, tl);
+		off += 2 + (size_t)tl + 8;
+	}
+	return TC_OK;
+}
+
+/* Rewrites the checked record with a new expire (and mtime). */
+static int set_expire(tcm_state *st, tc_str id, int64_t extra, int now_minus_one)
+{
+	char ekey[TCM_KEY_MAX + 1];
+	size_t eklen;
+	int64_t now = now_s(), expire, mtime = now;
+	memcached_return_t rc;
+	rec_t rec;
+	int r;
+
+	op_begin(st);
+	r = fetch_entry(st, id, now_minus_one, &rec, ekey, &eklen);
+	if (r != TC_OK) {
+		return r;
+	}
+	if (now_minus_one) {
+		expire = now - 1;
+		mtime = rec.mtime;
+	} else {
+		expire = rec.expire >= TC_EXPIRE_NEVER ? rec.expire : rec.expire + extra;
+	}
+	memcpy(rec.base + 16, &expire, 8);
+	memcpy(rec.base + 24, &mtime, 8);
+	rc = memcached_replace_by_key(st->conn->mc, ekey, eklen, ekey, eklen, rec.base, rec.len,
+	                              exptime_of(st, expire, now), 0);
+	if (rc == MEMCACHED_NOTSTORED) {
+		return TC_MISS;   /* removed meanwhile */
+	}
+	if (memcached_failed(rc)) {
+		return tcm_rc_failure(rc) ? failed(st, st->conn, ekey, eklen, rc, "touch") : TC_MISS;
+	}
+	return TC_OK;
+}
+
+static int mc_touch(void *sp, tc_str id, int64_t extra)
+{
+	return set_expire(sp, id, extra, 0);
+}
+
+static int mc_expire_now(void *sp, tc_str id)
+{
+	return set_expire(sp, id, 0, 1);
+}
+
+static void mc_stats(void *sp, tc_stat_fn emit, void *ctx)
+{
+	tcm_state *st = sp;
+
+	emit(ctx, "hits", st->hits);
+	emit(ctx, "misses", st->misses);
+	emit(ctx, "saves", st->saves);
+	emit(ctx, "removes", st->removes);
+	emit(ctx, "cleans", st->cleans);
+	emit(ctx, "errors", st->errors);
+	emit(ctx, "too_large", st->too_large);
+	emit(ctx, "collisions", st->collisions);
+	emit(ctx, "reconnects", st->reconnects);
+	emit(ctx, "servers", st->conn ? st->conn->nservers : 0);
+}
+
+static int mc_verify(void *sp, tc_emit_fn emit, void *ctx)
+{
+	(void)sp;
+	(void)emit;
+	(void)ctx;
+	return TC_OK;   /* nothing to walk: memcached cannot be listed */
+}
+
+static int mc_failure(void *sp, char *err)
+{
+	tcm_state *st = sp;
+
+	if (!st || !st->fail) {
+		return TC_FAIL_NONE;
+	}
+	st->fail = 0;
+	snprintf(err, TC_ERRBUF, "%s", st->err);
+	if (st->on_error == TCM_ON_ERROR_EXCEPTION) {
+		return TC_FAIL_THROW;
+	}
+	tc_log_failure("memcached", st->err);
+	return TC_FAIL_QUIET;
+}
+
+void tc_memcached_info(char *buf, size_t len)
+{
+	snprintf(buf, len, "libmemcached %s; compression: %s", memcached_lib_version(),
+#ifdef HAVE_TAGCACHE_ZLIB
+	         "zlib"
+#else
+	         "none"
+#endif
+	);
+}
+
+void tc_memcached_shutdown(void)
+{
+	tcm_conn_shutdown();
+}
+
+const tc_backend tc_backend_memcached = {
+	"memcached",
+	mc_options,
+	sizeof(tcm_config),
+	mc_defaults,
+	mc_open,
+	mc_close,
+	mc_load,
+	mc_save,
+	mc_remove,
+	mc_clean,
+	mc_ids,
+	mc_tags,
+	mc_fill,
+	mc_metadata,
+	mc_touch,
+	mc_expire_now,
+	mc_stats,
+	mc_verify,
+	mc_failure,
+};

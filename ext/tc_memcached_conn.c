@@ -1,0 +1,430 @@
+/*
+ * tc_memcached_conn.c: libmemcached handles for TagCache\Memcached.
+ *
+ * One handle holds the whole server list with ketama (libketama-compatible
+ * consistent hashing, weighted): adding or losing a server moves only its
+ * share of the keys. Dead servers are never ejected (their keys would move
+ * to a server that may hold stale copies): their keys miss until the server
+ * answers again, and a failed server is not tried again for
+ * retry_interval, so a dead memcached costs one connect timeout per
+ * interval, not one per call.
+ *
+ * Fork: pthread_atfork() bumps a generation counter in the child. A handle
+ * made in an older generation shares its sockets with the parent; the
+ * child never uses it and never frees it either (memcached_free() sends
+ * "quit" and shuts the socket down, which would cut the parent's
+ * connection): it is set aside, and the child connects anew.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "tc_memcached.h"
+#include "tc_hash.h"
+#include "tc_util.h"
+
+static tcm_conn *pool;      /* persistent handles of this process */
+static tcm_conn *orphans;   /* handles inherited through fork: never used, never freed */
+static unsigned long gen;
+static int atfork_done;
+
+static void child_after_fork(void)
+{
+	gen++;
+}
+
+void tcm_conn_global_init(void)
+{
+	if (!atfork_done) {
+		atfork_done = 1;
+		pthread_atfork(NULL, NULL, child_after_fork);
+	}
+}
+
+/* A handle of an older generation: set aside (see the top of the file). */
+static void orphan(tcm_conn *cn)
+{
+	cn->next = orphans;
+	orphans = cn;
+}
+
+static void conn_free(tcm_conn *cn)
+{
+	if (cn->gen != gen) {
+		orphan(cn);
+		return;
+	}
+	if (cn->mc) {
+		memcached_free(cn->mc);
+	}
+	free(cn->group);
+	free(cn);
+}
+
+void tcm_conn_shutdown(void)
+{
+	tcm_conn *cn, *next;
+
+	for (cn = pool; cn; cn = next) {
+		next = cn->next;
+		cn->next = NULL;
+		conn_free(cn);
+	}
+	pool = NULL;
+}
+
+/* ---------------------------------------------------------- server list */
+
+typedef struct {
+	char host[512];
+	int port;
+	uint32_t weight;
+	int unix_socket;
+} server_t;
+
+/* "host", "host:port", "host:port:weight", "[::1]:port:weight", "/path" */
+static int parse_one(const char *s, size_t n, int default_port, server_t *sv, char *err)
+{
+	char buf[512];
+	char *p, *colon, *end;
+	long v;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->port = default_port;
+	sv->weight = 1;
+	if (n >= sizeof(buf)) {
+		snprintf(err, TC_ERRBUF, "Option \"servers\": a server address is too long");
+		return -1;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	p = buf;
+	if (strncasecmp(p, "tcp://", 6) == 0) {
+		p += 6;
+	} else if (strncasecmp(p, "unix://", 7) == 0) {
+		p += 7;
+	}
+	if (p[0] == '/') {
+		if (strlen(p) >= sizeof(sv->host)) {
+			snprintf(err, TC_ERRBUF, "Option \"servers\": a unix socket path is too long");
+			return -1;
+		}
+		strcpy(sv->host, p);
+		sv->unix_socket = 1;
+		return 0;
+	}
+	if (p[0] == '[') {
+		end = strchr(p, ']');
+		if (!end) {
+			snprintf(err, TC_ERRBUF, "Option \"servers\": \"%.100s\" lacks a ]", buf);
+			return -1;
+		}
+		*end = '\0';
+		snprintf(sv->host, sizeof(sv->host), "%s", p + 1);
+		p = end + 1;
+		colon = *p == ':' ? p : NULL;
+		if (*p && !colon) {
+			snprintf(err, TC_ERRBUF, "Option \"servers\": \"%.100s\" is not host:port:weight", buf);
+			return -1;
+		}
+	} else {
+		colon = strchr(p, ':');
+		if (colon) {
+			*colon = '\0';
+		}
+		snprintf(sv->host, sizeof(sv->host), "%s", p);
+		if (colon) {
+			*colon = ':';
+		}
+	}
+	if (!sv->host[0]) {
+		snprintf(err, TC_ERRBUF, "Option \"servers\": a server without a host in \"%.100s\"", buf);
+		return -1;
+	}
+	if (colon) {
+		v = strtol(colon + 1, &end, 10);
+		if (end == colon + 1 || v < 1 || v > 65535 || (*end && *end != ':')) {
+			snprintf(err, TC_ERRBUF, "Option \"servers\": bad port in \"%.100s\"", buf);
+			return -1;
+		}
+		sv->port = (int)v;
+		if (*end == ':') {
+			char *w = end + 1;
+
+			v = strtol(w, &end, 10);
+			if (end == w || v < 0 || v > 1000000 || *end) {
+				snprintf(err, TC_ERRBUF, "Option \"servers\": bad weight in \"%.100s\"", buf);
+				return -1;
+			}
+			sv->weight = (uint32_t)(v ? v : 1);
+		}
+	}
+	return 0;
+}
+
+/* Servers separated by commas, semicolons or blanks. */
+static int parse_servers(const tcm_config *c, server_t *out, int max, char *err)
+{
+	const char *s = c->servers;
+	int n = 0;
+
+	while (*s) {
+		size_t len = strcspn(s, ", ;\t\r\n");
+
+		if (len) {
+			if (n == max) {
+				snprintf(err, TC_ERRBUF, "Option \"servers\": at most %d servers", max);
+				return -1;
+			}
+			if (parse_one(s, len, (int)c->port, &out[n], err) != 0) {
+				return -1;
+			}
+			n++;
+		}
+		s += len;
+		if (*s) {
+			s++;
+		}
+	}
+	if (n == 0) {
+		snprintf(err, TC_ERRBUF, "Option \"servers\" names no server");
+		return -1;
+	}
+	return n;
+}
+
+int tcm_check_servers(const tcm_config *c, char *err)
+{
+	server_t sv[TCM_SERVERS_MAX];
+
+	return parse_servers(c, sv, TCM_SERVERS_MAX, err) < 0 ? TC_ERR_CONFIG : TC_OK;
+}
+
+/* ------------------------------------------------------------- handles */
+
+static uint64_t pool_key(const tcm_state *st)
+{
+	char buf[TC_OPT_STRMAX * 2 + 128];
+	int n = snprintf(buf, sizeof(buf), "%s|%s|%lld|%lld|%lld|%d", st->cfg.persistent, st->cfg.servers,
+	                 (long long)st->connect_ms, (long long)st->read_ms, (long long)st->retry_s,
+	                 st->cfg.binary_protocol);
+
+	return tc_hash(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1, 0x6d656d63);
+}
+
+/* For each server, the first "g<k>" that ketama maps to it: writes to one
+ * server go through it (memcached_*_by_key). */
+static int find_groups(tcm_conn *cn)
+{
+	int found = 0, k;
+
+	cn->group = calloc((size_t)cn->nservers, TCM_GROUP_MAX);
+	if (!cn->group) {
+		return -1;
+	}
+	for (k = 0; k < 1000000 && found < cn->nservers; k++) {
+		char g[TCM_GROUP_MAX];
+		int n = snprintf(g, sizeof(g), "g%d", k);
+		uint32_t i = memcached_generate_hash(cn->mc, g, (size_t)n);
+
+		if (i < (uint32_t)cn->nservers && !cn->group[i][0]) {
+			memcpy(cn->group[i], g, (size_t)n + 1);
+			found++;
+		}
+	}
+	return found == cn->nservers ? 0 : -1;
+}
+
+static tcm_conn *conn_new(tcm_state *st, char *err)
+{
+	server_t sv[TCM_SERVERS_MAX];
+	tcm_conn *cn;
+	int n, i;
+
+	n = parse_servers(&st->cfg, sv, TCM_SERVERS_MAX, err);
+	if (n < 0) {
+		return NULL;
+	}
+	cn = calloc(1, sizeof(*cn));
+	if (!cn || !(cn->mc = memcached_create(NULL))) {
+		free(cn);
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return NULL;
+	}
+	cn->gen = gen;
+	cn->nservers = n;
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_DISTRIBUTION, MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_VERIFY_KEY, 1);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, (uint64_t)st->connect_ms);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, (uint64_t)st->read_ms);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_RCV_TIMEOUT, (uint64_t)st->read_ms * 1000);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_SND_TIMEOUT, (uint64_t)st->read_ms * 1000);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_RETRY_TIMEOUT, (uint64_t)st->retry_s);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_DEAD_TIMEOUT, (uint64_t)st->retry_s);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_AUTO_EJECT_HOSTS, 0);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_REMOVE_FAILED_SERVERS, 0);
+	if (st->cfg.binary_protocol) {
+		memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+	}
+	for (i = 0; i < n; i++) {
+		memcached_return_t rc = sv[i].unix_socket
+			? memcached_server_add_unix_socket_with_weight(cn->mc, sv[i].host, sv[i].weight)
+			: memcached_server_add_with_weight(cn->mc, sv[i].host, (in_port_t)sv[i].port, sv[i].weight);
+
+		if (memcached_failed(rc)) {
+			snprintf(err, TC_ERRBUF, "Option \"servers\": cannot add %.200s: %s", sv[i].host, memcached_strerror(cn->mc, rc));
+			memcached_free(cn->mc);
+			free(cn);
+			return NULL;
+		}
+	}
+	if (find_groups(cn) != 0) {
+		snprintf(err, TC_ERRBUF, "cannot address every server of the pool");
+		conn_free(cn);
+		return NULL;
+	}
+	return cn;
+}
+
+/* The object's handle, made or found in the pool on first use; a handle
+ * inherited through fork is replaced. NULL with a failure recorded. */
+tcm_conn *tcm_conn_get(tcm_state *st)
+{
+	tcm_conn *cn = st->conn, **pp;
+	char err[TC_ERRBUF];
+	uint64_t key;
+
+	if (cn && cn->gen == gen) {
+		return cn;
+	}
+	if (cn) {
+		/* inherited: the parent keeps using its sockets */
+		if (cn->persistent) {
+			for (pp = &pool; *pp; pp = &(*pp)->next) {
+				if (*pp == cn) {
+					*pp = cn->next;
+					break;
+				}
+			}
+		}
+		orphan(cn);
+		st->conn = NULL;
+		st->reconnects++;
+	}
+	/* drop the pool's inherited handles too */
+	for (pp = &pool; *pp;) {
+		if ((*pp)->gen != gen) {
+			tcm_conn *old = *pp;
+
+			*pp = old->next;
+			orphan(old);
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	key = pool_key(st);
+	if (st->cfg.persistent[0]) {
+		for (cn = pool; cn; cn = cn->next) {
+			if (cn->key == key) {
+				cn->refs++;
+				return st->conn = cn;
+			}
+		}
+	}
+	err[0] = '\0';
+	cn = conn_new(st, err);
+	if (!cn) {
+		st->fail = 1;
+		st->errors++;
+		snprintf(st->err, sizeof(st->err), "memcached: %s", err);
+		return NULL;
+	}
+	cn->key = key;
+	cn->refs = 1;
+	if (st->cfg.persistent[0]) {
+		cn->persistent = 1;
+		cn->next = pool;
+		pool = cn;
+	}
+	return st->conn = cn;
+}
+
+void tcm_conn_release(tcm_state *st)
+{
+	tcm_conn *cn = st->conn;
+
+	st->conn = NULL;
+	if (!cn) {
+		return;
+	}
+	if (cn->gen != gen) {
+		if (!cn->persistent) {
+			orphan(cn);
+		}
+		return;   /* a pooled one is set aside by the next tcm_conn_get() */
+	}
+	if (cn->persistent) {
+		cn->refs--;
+		return;   /* stays in the pool for the next object */
+	}
+	conn_free(cn);
+}
+
+/* ------------------------------------------------------------ failures */
+
+void tcm_server_name(tcm_conn *cn, const char *group, size_t glen, char *buf, size_t len)
+{
+	memcached_return_t rc;
+	const memcached_instance_st *in = group ? memcached_server_by_key(cn->mc, group, glen, &rc) : NULL;
+
+	if (!in) {
+		snprintf(buf, len, "memcached");
+	} else if (strchr(memcached_server_name(in), '/')) {
+		snprintf(buf, len, "%s", memcached_server_name(in));
+	} else if (strchr(memcached_server_name(in), ':')) {
+		snprintf(buf, len, "[%s]:%u", memcached_server_name(in), (unsigned)memcached_server_port(in));
+	} else {
+		snprintf(buf, len, "%s:%u", memcached_server_name(in), (unsigned)memcached_server_port(in));
+	}
+}
+
+/* 1 when rc is the failure of a server or the network, not an outcome
+ * (not found, not stored, too large). */
+int tcm_rc_failure(memcached_return_t rc)
+{
+	switch (rc) {
+	case MEMCACHED_SUCCESS:
+	case MEMCACHED_NOTFOUND:
+	case MEMCACHED_NOTSTORED:
+	case MEMCACHED_DATA_EXISTS:
+	case MEMCACHED_END:
+	case MEMCACHED_STORED:
+	case MEMCACHED_DELETED:
+	case MEMCACHED_BUFFERED:
+	case MEMCACHED_E2BIG:
+	case MEMCACHED_VALUE:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Records the failure of an operation on the server of `group`. */
+int tcm_fail(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, memcached_return_t rc,
+             const char *what)
+{
+	char name[300];
+
+	tcm_server_name(cn, group, glen, name, sizeof(name));
+	snprintf(st->err, sizeof(st->err), "%s: %s failed: %s", name, what, memcached_strerror(cn->mc, rc));
+	st->fail = 1;
+	st->errors++;
+	return TC_ERR;
+}
