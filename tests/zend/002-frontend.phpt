@@ -16,10 +16,12 @@ tcz_each_adapter('002', function (string $adapter, string $native, callable $mak
 
     // prefix on ids, not on tags (plain Zend_Cache_Core)
     tcz_same(true, $core->save('one', 'id1', ['t1']), 'Core::save() returns true');
-    tcz_same(['p1_id1'], $b->getIds(), 'the backend stores the prefixed id');
-    tcz_same(['t1'], $b->getTags(), 'plain Zend_Cache_Core does not prefix tags');
-    tcz_same(['id1'], $core->getIds(), 'Core::getIds() strips the prefix');
-    tcz_same(['id1'], $core->getIdsMatchingTags(['t1']), 'Core::getIdsMatchingTags() strips the prefix');
+    if (tcz_lists($b)) {
+        tcz_same(['p1_id1'], $b->getIds(), 'the backend stores the prefixed id');
+        tcz_same(['t1'], $b->getTags(), 'plain Zend_Cache_Core does not prefix tags');
+        tcz_same(['id1'], $core->getIds(), 'Core::getIds() strips the prefix');
+        tcz_same(['id1'], $core->getIdsMatchingTags(['t1']), 'Core::getIdsMatchingTags() strips the prefix');
+    }
     tcz_same('one', $core->load('id1'), 'Core::load()');
     tcz_ok(is_int($core->test('id1')) && $core->test('id1') > 999999, 'Core::test() is an mtime');
 
@@ -62,13 +64,13 @@ tcz_each_adapter('002', function (string $adapter, string $native, callable $mak
     $v = Zend_Cache::factory('Varien_Cache_Core', $b, ['cache_id_prefix' => 'a1b_'], [], true);
     $v->save('p', 'PRODUCT_1', ['CATALOG_PRODUCT_1', 'MAGE']);
     $v->save('q', 'PRODUCT_2', ['CATALOG_PRODUCT_2', 'MAGE']);
-    tcz_ok(in_array('a1b_MAGE', $b->getTags(), true), 'Varien_Cache_Core prefixes tags');
+    tcz_ok(!tcz_lists($b) || in_array('a1b_MAGE', $b->getTags(), true), 'Varien_Cache_Core prefixes tags');
     tcz_same(true, $v->clean('matchingAnyTag', ['CATALOG_PRODUCT_1']), "clean('matchingAnyTag') through the frontend");
     tcz_same([false, 'q'], [$v->load('PRODUCT_1'), $v->load('PRODUCT_2')], 'only the tagged entry went');
     tcz_throws('Zend_Cache_Exception', fn() => $v->clean('nonsense'), 'the frontend rejects an unknown mode');
     tcz_same(true, $v->clean('old'), "clean('old') through the frontend");
     tcz_same(true, $v->clean('all'), "clean('all') through the frontend");
-    tcz_same([], $b->getIds(), "clean('all') emptied the store");
+    tcz_same(tcz_lists($b) ? [] : false, tcz_lists($b) ? $b->getIds() : $v->load('PRODUCT_2'), "clean('all') emptied the store");
 });
 tcz_report();
 ?>

@@ -40,9 +40,10 @@ tcz_each_adapter('006', function (string $adapter, string $native, callable $mak
     tcz_same([0, 0, 0], $codes, 'three forked children read the parent\'s entry and wrote their own through the inherited adapter');
     tcz_same(['from child 1', 'from child 2', 'from child 3'],
         [$core->load('CHILD_1'), $core->load('CHILD_2'), $core->load('CHILD_3')], 'the parent reads what the children wrote');
-    tcz_same(['CHILD_2'], $core->getIdsMatchingTags(['C2']), 'the children\'s tags are in the store');
+    tcz_ok(!tcz_lists($b) || $core->getIdsMatchingTags(['C2']) === ['CHILD_2'], 'the children\'s tags are in the store');
     tcz_same(true, $core->clean('matchingAnyTag', ['MAGE']), 'the parent cleans by tag after the children exited');
-    tcz_same([], $b->getIds(), 'everything tagged MAGE went');
+    tcz_same(tcz_lists($b) ? [] : [false, false, false], tcz_lists($b) ? $b->getIds()
+        : [$core->load('CHILD_1'), $core->load('CHILD_2'), $core->load('CHILD_3')], 'everything tagged MAGE went');
 });
 tcz_report();
 ?>
