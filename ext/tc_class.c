@@ -820,6 +820,18 @@ ZEND_METHOD(TagCache_AbstractBackend, __unserialize)
 	                        ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name));
 }
 
+#if defined(HAVE_TAGCACHE_REDIS) || defined(HAVE_TAGCACHE_MEMCACHED)
+/* An optional engine's final class: our objects, never serialized. */
+static zend_class_entry *network_class(zend_class_entry *ce)
+{
+	ce->create_object = tc_create;
+#ifdef ZEND_ACC_NOT_SERIALIZABLE
+	ce->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
+#endif
+	return ce;
+}
+#endif
+
 void tc_class_minit(void)
 {
 	tc_ce_exception = register_class_TagCache_Exception(spl_ce_RuntimeException);
@@ -831,18 +843,10 @@ void tc_class_minit(void)
 	tc_ce_shm = register_class_TagCache_Shm(tc_ce_abstract);
 	tc_ce_file = register_class_TagCache_File(tc_ce_abstract);
 #ifdef HAVE_TAGCACHE_REDIS
-	tc_ce_redis = register_class_TagCache_Redis(tc_ce_abstract);
-	tc_ce_redis->create_object = tc_create;
-#ifdef ZEND_ACC_NOT_SERIALIZABLE
-	tc_ce_redis->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
-#endif
+	tc_ce_redis = network_class(register_class_TagCache_Redis(tc_ce_abstract));
 #endif
 #ifdef HAVE_TAGCACHE_MEMCACHED
-	tc_ce_memcached = register_class_TagCache_Memcached(tc_ce_abstract);
-	tc_ce_memcached->create_object = tc_create;
-#ifdef ZEND_ACC_NOT_SERIALIZABLE
-	tc_ce_memcached->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
-#endif
+	tc_ce_memcached = network_class(register_class_TagCache_Memcached(tc_ce_abstract));
 #endif
 
 	memcpy(&tc_handlers, zend_get_std_object_handlers(), sizeof(tc_handlers));
