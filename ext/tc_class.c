@@ -756,12 +756,11 @@ ZEND_METHOD(TagCache_AbstractBackend, touch)
 
 ZEND_METHOD(TagCache_AbstractBackend, getCapabilities)
 {
-	tc_object *o = TC_THIS();
 	bool lists = true, forever = true;
 
 	ZEND_PARSE_PARAMETERS_NONE();
 #ifdef HAVE_TAGCACHE_MEMCACHED
-	if (o->be == &tc_backend_memcached) {
+	if (TC_THIS()->be == &tc_backend_memcached) {
 		/* memcached cannot list keys, and evicts an entry without expiry
 		 * whenever it needs the room */
 		lists = forever = false;
