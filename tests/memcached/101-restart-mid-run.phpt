@@ -13,7 +13,7 @@ pcre.jit=0
 <?php
 require __DIR__ . '/memcached.inc';
 $srv = tcm_start("restart");
-$b = new TagCache\Memcached(["servers" => "127.0.0.1:" . $srv["port"], "retry_interval" => 0.2]);
+$b = new TagCache\Memcached(["read_timeout" => 30, "servers" => "127.0.0.1:" . $srv["port"], "retry_interval" => 0.2]);
 tcr_same(true, $b->save("v1", "a", ["t"]), "save before the outage");
 tcr_same("v1", $b->load("a"), "load before the outage");
 tcr_stop($srv);

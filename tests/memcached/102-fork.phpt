@@ -15,7 +15,7 @@ pcre.jit=0
 require __DIR__ . '/memcached.inc';
 $srv = tcm_start("fork");
 foreach (["" => "non-persistent", "p1" => "persistent"] as $pers => $what) {
-    $b = new TagCache\Memcached(["servers" => "127.0.0.1:" . $srv["port"], "persistent" => $pers, "prefix" => "f$pers:"]);
+    $b = new TagCache\Memcached(["read_timeout" => 30, "servers" => "127.0.0.1:" . $srv["port"], "persistent" => $pers, "prefix" => "f$pers:"]);
     $b->save("parent", "p", ["T"]);
     $pids = [];
     for ($i = 1; $i <= 3; $i++) {

@@ -14,7 +14,7 @@ pcre.jit=0
 require __DIR__ . '/memcached.inc';
 $s1 = tcm_start("one");
 $s2 = tcm_start("two");
-$b = new TagCache\Memcached(["servers" => [["host" => "127.0.0.1", "port" => $s1["port"], "weight" => 1],
+$b = new TagCache\Memcached(["timeout" => 10, "read_timeout" => 30, "servers" => [["host" => "127.0.0.1", "port" => $s1["port"], "weight" => 1],
     ["127.0.0.1", $s2["port"], 1]], "retry_interval" => 5]);
 for ($i = 0; $i < 60; $i++) {
     $b->save("v$i", "id$i", ["MAGE", "T" . ($i % 3)]);

@@ -15,7 +15,7 @@ require __DIR__ . '/memcached.inc';
 $srv = tcm_start("keys");
 $p = $srv["port"];
 tcm_cmd($p, "set canary 0 0 2\r\nok");
-$b = new TagCache\Memcached(["servers" => "127.0.0.1:$p", "on_error" => "exception"]);
+$b = new TagCache\Memcached(["timeout" => 10, "read_timeout" => 30, "servers" => "127.0.0.1:$p", "on_error" => "exception"]);
 $hostile = ["a b", "x\r\nflush_all", "x\r\ndelete canary", "nul\0byte", "tab\there", "\x7f\x01", str_repeat("L", 300),
     str_repeat("é", 200), "get canary", "{}()/\\@:"];
 foreach ($hostile as $n => $id) {

@@ -14,7 +14,7 @@ pcre.jit=0
 require __DIR__ . '/memcached.inc';
 $srv = tcm_start("evict");
 $p = $srv["port"];
-$b = new TagCache\Memcached(["servers" => "127.0.0.1:$p", "prefix" => "ev:"]);
+$b = new TagCache\Memcached(["timeout" => 10, "read_timeout" => 30, "servers" => "127.0.0.1:$p", "prefix" => "ev:"]);
 $b->save("a", "A", ["T1", "T2"]);
 $b->save("b", "B", ["T2"]);
 $b->save("c", "C");

@@ -29,8 +29,11 @@ tcz_each_adapter('p001', function (string $adapter, string $native, callable $ma
         $c->set($k, "v$i");
     }
     $ids = $b->getIds();
-    tcz_same(count($keys), count(array_unique($ids)), 'ten different keys are ten different backend ids');
-    tcz_same([], preg_grep('/^psr_[A-Za-z0-9_]{1,130}$/D', $ids, PREG_GREP_INVERT), 'every id is psr_ plus [A-Za-z0-9_], at most 130 bytes');
+    $lists = tcz_lists($b);   // memcached cannot list: the listing checks do not apply
+    if ($lists) {
+        tcz_same(count($keys), count(array_unique($ids)), 'ten different keys are ten different backend ids');
+        tcz_same([], preg_grep('/^psr_[A-Za-z0-9_]{1,130}$/D', $ids, PREG_GREP_INVERT), 'every id is psr_ plus [A-Za-z0-9_], at most 130 bytes');
+    }
     $expect = ['user42' => 'psr_user42', 'user.42' => 'psr_user_d42', 'user_42' => 'psr_user__42',
                'user__42' => 'psr_user____42', 'user_d42' => 'psr_user__d42', 'a-b' => 'psr_a_x2db'];
     $found = [];
@@ -38,7 +41,8 @@ tcz_each_adapter('p001', function (string $adapter, string $native, callable $ma
         $found[$k] = $b->test($id) !== false ? $id : null;
     }
     tcz_same($expect, $found, 'A-Z a-z 0-9 are kept; _ . and other bytes are escaped (__, _d, _xHH)');
-    tcz_ok(in_array('psr_' . '_h' . hash('sha256', str_repeat('x', 300)), $ids, true), 'a key longer than 128 bytes becomes _h + its SHA-256');
+    tcz_ok(($lists ? in_array('psr_' . '_h' . hash('sha256', str_repeat('x', 300)), $ids, true)
+        : $b->test('psr_' . '_h' . hash('sha256', str_repeat('x', 300))) !== false), 'a key longer than 128 bytes becomes _h + its SHA-256');
     $got = [];
     foreach ($keys as $i => $k) {
         $got[] = $c->get($k);

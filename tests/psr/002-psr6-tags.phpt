@@ -27,10 +27,12 @@ tcz_each_adapter('p002', function (string $adapter, string $native, callable $ma
     $p->save($p->getItem('product.1')->set('<p>one</p>')->setTags(['product.1', 'catalog']));
     $p->save($p->getItem('product.2')->set('<p>two</p>')->setTags(['product.2', 'catalog', 'catalog']));
     $p->save($p->getItem('home')->set('<p>home</p>'));
-    tcz_same(['psr', 'psr_catalog', 'psr_product_d1', 'psr_product_d2'], (function ($t) { sort($t); return $t; })($b->getTags()),
-        'tags are stored as psr_<escaped tag>, plus the namespace tag psr on every entry');
-    tcz_same(['psr_product_d1', 'psr_product_d2'], (function ($t) { sort($t); return $t; })($b->getIdsMatchingTags(['psr_catalog'])),
-        'the backend knows which ids carry a tag');
+    if (tcz_lists($b)) {   // memcached cannot list
+        tcz_same(['psr', 'psr_catalog', 'psr_product_d1', 'psr_product_d2'], (function ($t) { sort($t); return $t; })($b->getTags()),
+            'tags are stored as psr_<escaped tag>, plus the namespace tag psr on every entry');
+        tcz_same(['psr_product_d1', 'psr_product_d2'], (function ($t) { sort($t); return $t; })($b->getIdsMatchingTags(['psr_catalog'])),
+            'the backend knows which ids carry a tag');
+    }
     tcz_same(['catalog', 'product.2'], (function ($t) { sort($t); return $t; })($p->getItem('product.2')->getPreviousTags()),
         'getPreviousTags() comes back with the item (duplicates dropped)');
     tcz_same([], $p->getItem('home')->getPreviousTags(), 'an item saved without tags has none');
