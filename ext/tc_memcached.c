@@ -520,6 +520,126 @@ static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, con
 	ks->keys[i] = ks->buf[i];
 }
 
+/* ------------------------------------------------------------ tag hints */
+
+/*
+ * The tag keys an entry had when this process last read or wrote it, so
+ * that a load can ask for the entry, the namespace version and (a guess)
+ * its tags' versions in one round trip. A missing or wrong guess costs the
+ * second round trip, never a wrong answer: the versions compared are
+ * always those of the tags named in the record that was read. Per process,
+ * two-way set-associative by the entry key (8192 entries, the least
+ * recently used of the two goes); a slot holds the entry key and the tag
+ * keys, each as u8 length + bytes (keys are at most 250 bytes): a few MB
+ * at the most.
+ */
+#define HINT_SLOTS 8192        /* a power of two; sets of two */
+#define HINT_BYTES 4096
+
+typedef struct {
+	uint64_t h;
+	uint64_t used;           /* hint_clock when last found or written */
+	uint32_t ntags;
+	uint32_t len;
+	char *blob;
+} hint_t;
+
+static hint_t hints[HINT_SLOTS];
+static uint64_t hint_clock;
+
+static int hint_is(const hint_t *sl, uint64_t h, const char *ekey, size_t eklen)
+{
+	return sl->blob && sl->h == h && (unsigned char)sl->blob[0] == eklen && memcmp(sl->blob + 1, ekey, eklen) == 0;
+}
+
+/* The slot of an entry key: the one holding it, else the one to replace. */
+static hint_t *hint_slot(const char *ekey, size_t eklen, uint64_t *h)
+{
+	hint_t *a, *b;
+
+	*h = tc_hash(ekey, eklen, UINT64_C(0x68696e74));
+	a = &hints[(*h * 2) & (HINT_SLOTS - 1)];
+	b = a + 1;
+	if (hint_is(b, *h, ekey, eklen)) {
+		return b;
+	}
+	return hint_is(a, *h, ekey, eklen) || a->used <= b->used ? a : b;
+}
+
+/* The hint of an entry key, or NULL. */
+static const hint_t *hint_find(const char *ekey, size_t eklen)
+{
+	uint64_t h;
+	hint_t *sl = hint_slot(ekey, eklen, &h);
+
+	if (!hint_is(sl, h, ekey, eklen)) {
+		return NULL;
+	}
+	sl->used = ++hint_clock;
+	return sl;
+}
+
+/* A hint's tag keys into ks from index `first` on; returns how many. */
+static size_t hint_fill(const hint_t *sl, size_t eklen, keyset *ks, size_t first)
+{
+	size_t off, i;
+
+	off = 1 + eklen;
+	for (i = 0; i < sl->ntags; i++) {
+		size_t kl = (unsigned char)sl->blob[off];
+
+		memcpy(ks->buf[first + i], sl->blob + off + 1, kl);
+		ks->buf[first + i][kl] = '\0';
+		ks->keys[first + i] = ks->buf[first + i];
+		ks->lens[first + i] = kl;
+		off += 1 + kl;
+	}
+	return sl->ntags;
+}
+
+static void hint_put(const char *ekey, size_t eklen, const keyset *ks, size_t first, size_t n)
+{
+	uint64_t h;
+	hint_t *sl = hint_slot(ekey, eklen, &h);
+	size_t len = 1 + eklen, i, off;
+	char *b;
+
+	for (i = 0; i < n; i++) {
+		len += 1 + ks->lens[first + i];
+	}
+	if (len > HINT_BYTES || eklen > 255) {
+		return;
+	}
+	b = sl->blob && sl->len >= len ? sl->blob : realloc(sl->blob, len);
+	if (!b) {
+		return;
+	}
+	b[0] = (char)eklen;
+	memcpy(b + 1, ekey, eklen);
+	off = 1 + eklen;
+	for (i = 0; i < n; i++) {
+		b[off] = (char)ks->lens[first + i];
+		memcpy(b + off + 1, ks->keys[first + i], ks->lens[first + i]);
+		off += 1 + ks->lens[first + i];
+	}
+	sl->blob = b;
+	sl->len = sl->len > len ? sl->len : (uint32_t)len;
+	sl->h = h;
+	sl->ntags = (uint32_t)n;
+	sl->used = ++hint_clock;
+}
+
+static void hints_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < HINT_SLOTS; i++) {
+		free(hints[i].blob);
+		hints[i].blob = NULL;
+		hints[i].len = 0;
+	}
+}
+
 /* ----------------------------------------------------------- read path */
 
 /*
@@ -531,73 +651,103 @@ static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, con
 static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, char *ekey, size_t *eklen)
 {
 	tcm_conn *cn = tcm_conn_get(st);
-	char nkey[TCM_KEY_MAX + 1], *val = NULL;
-	const char *keys[2];
-	size_t lens[2], vlen = 0, off;
-	uint64_t vers[2];
-	char have[2];
+	const hint_t *hint;
+	char *val = NULL;
+	size_t vlen = 0, off, nh;
 	uint32_t i;
-	keyset ks;
-	int r;
+	keyset ks, tk;
+	keyset *vk = &ks;    /* where the tags' versions are: ks from 2 on, or tk from 0 */
+	size_t v0 = 2;
+	int r, guessed;
 
 	if (!cn) {
 		return TC_ERR;
 	}
+	/* one mget: the record, the namespace version, the hinted tags' versions */
 	*eklen = make_key(st, 'e', id.p, id.len, ekey);
-	keys[0] = ekey;
-	lens[0] = *eklen;
-	keys[1] = nkey;
-	lens[1] = make_key(st, 'n', NULL, 0, nkey);
-	if (mget(st, cn, ekey, *eklen, keys, lens, 2, vers, have, &val, &vlen) != TC_OK) {
-		return TC_ERR;
-	}
-	if (!val) {
-		return TC_MISS;
-	}
-	st->held = val;
-	if (rec_parse(val, vlen, rec) != 0) {
-		return TC_MISS;   /* not a record of ours */
-	}
-	if (rec->id_len != id.len || memcmp(rec->id, id.p, id.len) != 0) {
-		st->collisions++;
-		return TC_MISS;   /* another id of the same hash */
-	}
-	if (!have[1] || vers[1] != rec->ns) {
-		return TC_MISS;   /* clean('all') since, or the namespace version was evicted */
-	}
-	if (!allow_expired && rec->expire < now_s()) {
-		return TC_MISS;
-	}
-	if (rec->ntags == 0) {
-		return TC_OK;
-	}
-	if (keyset_init(&ks, rec->ntags) != 0) {
+	hint = hint_find(ekey, *eklen);
+	nh = hint ? hint->ntags : 0;
+	if (keyset_init(&ks, 2 + nh) != 0) {
 		keyset_free(&ks);
 		return TC_ERR;
 	}
-	for (i = 0, off = 0; i < rec->ntags; i++) {
+	ks.keys[0] = ekey;
+	ks.lens[0] = *eklen;
+	keyset_put(&ks, 1, st, 'n', NULL, 0);
+	if (hint) {
+		hint_fill(hint, *eklen, &ks, 2);
+	}
+	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, 2 + nh, ks.vers, ks.have, &val, &vlen);
+	if (r != TC_OK || !val) {
+		keyset_free(&ks);
+		return r != TC_OK ? TC_ERR : TC_MISS;
+	}
+	st->held = val;
+	r = TC_MISS;
+	memset(&tk, 0, sizeof(tk));
+	if (rec_parse(val, vlen, rec) != 0) {
+		goto out;   /* not a record of ours */
+	}
+	if (rec->id_len != id.len || memcmp(rec->id, id.p, id.len) != 0) {
+		st->collisions++;
+		goto out;   /* another id of the same hash */
+	}
+	if (!ks.have[1] || ks.vers[1] != rec->ns) {
+		goto out;   /* clean('all') since, or the namespace version was evicted */
+	}
+	if (!allow_expired && rec->expire < now_s()) {
+		goto out;
+	}
+	/* the record's own tag keys: the hint was right when they are the ones asked for */
+	guessed = rec->ntags == nh;
+	for (i = 0, off = 0; guessed && i < rec->ntags; i++) {
 		uint16_t tl;
+		char k[TCM_KEY_MAX + 1];
+		size_t kl;
 
 		memcpy(&tl, rec->tags + off, 2);
-		keyset_put(&ks, i, st, 't', rec->tags + off + 2, tl);
+		kl = make_key(st, 't', rec->tags + off + 2, tl, k);
+		guessed = ks.lens[2 + i] == kl && memcmp(ks.keys[2 + i], k, kl) == 0;
 		off += 2 + (size_t)tl + 8;
 	}
-	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, rec->ntags, ks.vers, ks.have, NULL, NULL);
-	if (r == TC_OK) {
+	if (!guessed) {
+		if (keyset_init(&tk, rec->ntags) != 0) {
+			r = TC_ERR;
+			goto out;
+		}
 		for (i = 0, off = 0; i < rec->ntags; i++) {
 			uint16_t tl;
-			uint64_t v;
 
 			memcpy(&tl, rec->tags + off, 2);
-			memcpy(&v, rec->tags + off + 2 + tl, 8);
+			keyset_put(&tk, i, st, 't', rec->tags + off + 2, tl);
 			off += 2 + (size_t)tl + 8;
-			if (!ks.have[i] || ks.vers[i] != v) {
-				r = TC_MISS;   /* cleaned by that tag, or its version was evicted */
-				break;
-			}
+		}
+		hint_put(ekey, *eklen, &tk, 0, rec->ntags);
+		st->second_reads += rec->ntags > 0;
+		if (rec->ntags > 0 && mget(st, cn, ekey, *eklen, tk.keys, tk.lens, rec->ntags, tk.vers, tk.have, NULL, NULL)
+		                          != TC_OK) {
+			r = TC_ERR;
+			goto out;
+		}
+		vk = &tk;
+		v0 = 0;
+	}
+	r = TC_OK;
+	for (i = 0, off = 0; i < rec->ntags; i++) {
+		uint16_t tl;
+		uint64_t v;
+
+		memcpy(&tl, rec->tags + off, 2);
+		memcpy(&v, rec->tags + off + 2 + tl, 8);
+		off += 2 + (size_t)tl + 8;
+		if (!vk->have[v0 + i] || vk->vers[v0 + i] != v) {
+			r = TC_MISS;   /* cleaned by that tag, or its version was evicted */
+			break;
 		}
 	}
+out:
 	keyset_free(&ks);
+	keyset_free(&tk);
 	return r;
 }
 
@@ -811,12 +961,13 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 		return r;
 	}
 	rec = build_record(st, id, data, tags, ntags, ks.vers + 1, ks.vers[0], expire, now, &reclen);
-	keyset_free(&ks);
 	if (!rec) {
+		keyset_free(&ks);
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
 	if (reclen + eklen + ITEM_OVERHEAD > (uint64_t)st->cfg.max_item_size) {
+		keyset_free(&ks);
 		free(rec);
 		drop_entry(st, cn, ekey, eklen);
 		st->too_large++;
@@ -826,6 +977,10 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	}
 	rc = memcached_set_by_key(cn->mc, ekey, eklen, ekey, eklen, rec, reclen, exptime_of(st, expire, now), 0);
 	free(rec);
+	if (!memcached_failed(rc)) {
+		hint_put(ekey, eklen, &ks, 1, ntags);
+	}
+	keyset_free(&ks);
 	if (rc == MEMCACHED_E2BIG || (rc == MEMCACHED_SERVER_ERROR && !tcm_rc_failure(rc))
 	    || rc == MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE) {
 		drop_entry(st, cn, ekey, eklen);
@@ -1070,6 +1225,7 @@ static void mc_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "too_large", st->too_large);
 	emit(ctx, "collisions", st->collisions);
 	emit(ctx, "reconnects", st->reconnects);
+	emit(ctx, "second_reads", st->second_reads);
 	emit(ctx, "servers", st->conn ? st->conn->nservers : 0);
 }
 
@@ -1111,6 +1267,7 @@ void tc_memcached_info(char *buf, size_t len)
 void tc_memcached_shutdown(void)
 {
 	tcm_conn_shutdown();
+	hints_free();
 }
 
 const tc_backend tc_backend_memcached = {

@@ -66,6 +66,7 @@ typedef struct {
 	char err[TC_ERRBUF];
 	char *held;                    /* a record kept while PHP allocates; freed by the next call */
 	int64_t hits, misses, saves, removes, cleans, errors, too_large, collisions, reconnects;
+	int64_t second_reads;           /* loads whose tag hint was missing or wrong: two round trips */
 } tcm_state;
 
 /* tc_memcached_conn.c */
