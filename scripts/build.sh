@@ -21,6 +21,7 @@ if [ ! -f configure ] || [ config.m4 -nt configure ]; then
 	phpize >/dev/null
 fi
 if [ ! -f Makefile ] || [ configure -nt Makefile ] || [ "$(cat .build-flags 2>/dev/null)" != "$CFLAGS $CONFIGURE_WITH" ]; then
+	rm -f .build-flags   # a reconfigure that fails half-way is redone next time
 	./configure --enable-tagcache $CONFIGURE_WITH CFLAGS="$CFLAGS" LDFLAGS="$LDFLAGS" >/dev/null
 	make clean >/dev/null
 	echo "$CFLAGS $CONFIGURE_WITH" > .build-flags

@@ -1,15 +1,60 @@
 #!/bin/bash
-# Every test: install, build (-Wall -Wextra -Werror), start redis-server and
-# memcached on 127.0.0.1, run the phpt suite, then run it again under
-# valgrind (USE_ZEND_ALLOC=0), then the C-level tests and fuzzers of the
-# engines (tests/c/run.sh). Ends with one line "N passed, N failed".
+# Every test: install, start redis-server and memcached on 127.0.0.1, a
+# debug build (-O0 -Wall -Wextra -Werror) that also runs the native
+# backends' contract suites, the optimised build (-O2 -Wall -Wextra
+# -Werror) that every later stage uses, a build without the network
+# backends, the phpt suite, the phpt suite again under valgrind
+# (USE_ZEND_ALLOC=0), the PSR integration suites (PHPUnit), the package
+# list, the pecl round trip, then the C-level tests and fuzzers of the
+# engines (tests/c/run.sh). Prints the time each stage took, then ends with
+# one line "N passed, N failed, N skipped"; exits non-zero when anything
+# failed.
 #   scripts/check.sh [--no-valgrind]
+#
+# The phpt runs go TAGCACHE_TEST_JOBS (default 2) tests at a time. The
+# tests are written to run side by side: every segment, directory, key
+# prefix, redis-server and php-fpm a test makes is named after the test and
+# the pid running it, servers take free ports, and a --CLEAN-- only removes
+# what belongs to processes that are gone. Tests that must not overlap
+# would say so in --CONFLICTS-- (or a CONFLICTS file in their directory).
+#
+# The valgrind pass runs every phpt (but tests/benchmark/smoke.phpt, which
+# skips itself there: it spawns many processes and checks no memory rule);
+# only each test's --FILE-- runs under memcheck, its --SKIPIF-- and
+# --CLEAN-- run natively (scripts/valgrind-php.sh says why).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VALGRIND=1
 [ "${1:-}" = --no-valgrind ] && VALGRIND=0
-bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
-bash scripts/build.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+JOBS=-j"${TAGCACHE_TEST_JOBS:-2}"
+
+# the time of each stage, printed before the summary
+STAGES=()
+stage_t0=$SECONDS
+check_t0=$SECONDS
+lap() {
+	STAGES+=("$(printf '%-34s %5d s' "$1" $((SECONDS - stage_t0)))")
+	echo "[time] $1: $((SECONDS - stage_t0)) s"
+	stage_t0=$SECONDS
+}
+print_stages() {
+	echo "time per stage:"
+	printf '  %s\n' "${STAGES[@]}"
+	printf '  %-34s %5d s\n' "total" $((SECONDS - check_t0))
+}
+
+total_p=0; total_f=0; total_s=0
+# a stage that stops the check: what ran so far, plus this failure
+abort() {
+	echo "$1"
+	lap "$2"
+	print_stages
+	echo "$total_p passed, $((total_f + 1)) failed, $total_s skipped"
+	exit 1
+}
+
+bash scripts/setup.sh || abort "setup failed" "setup (apt)"
+lap "setup (apt)"
 
 RUN=$(mktemp -d /tmp/tagcache-check.XXXXXX)
 cleanup() {
@@ -28,13 +73,11 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 
-total_p=0; total_f=0; total_s=0
-run() {
-	local out line
-	out=$(mktemp)
-	bash scripts/test.sh "$@" 2>&1 | tee "$out"
-	line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
-	rm -f "$out"
+# adds the counts of a "<name>: N passed, N failed, N skipped" line of $out
+# (a missing line is one failure)
+add_counts() {
+	local line
+	line=$(grep -aE '^[a-z]+: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" | tail -1)
 	if [ -z "$line" ]; then
 		total_f=$((total_f + 1))
 		return
@@ -43,8 +86,60 @@ run() {
 	total_f=$((total_f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
 	total_s=$((total_s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/')))
 }
+# a phpt run: scripts/test.sh's arguments
+run() {
+	local out
+	out=$(mktemp)
+	bash scripts/test.sh "$@" 2>&1 | tee "$out"
+	add_counts "$out"
+	rm -f "$out"
+}
+# Suites that are not phpt: each prints the same "<name>: N passed, N
+# failed, N skipped" line (PHPUnit's counts for the PSR suites; one check
+# for the package list; the steps of the pecl round trip; the C tests).
+run_suite() {
+	local out
+	out=$(mktemp)
+	bash "$@" 2>&1 | tee "$out"
+	add_counts "$out"
+	rm -f "$out"
+}
+
+# The debug build (STYLE.md: a debug build in CI): -O0 -g with -Wall
+# -Wextra -Werror, since -O0 and -O2 warn about different things (the
+# optimiser's analyses find some, hide others). Its module runs the native
+# backends' contract suites once (about as long as the build). Debian's
+# php is not a debug build (ZEND_DEBUG): the run-time arginfo/ZPP checks of
+# a php-src --enable-debug build do not happen here. The optimised build
+# below then replaces modules/tagcache.so for every later stage.
+if bash scripts/build.sh --debug; then
+	echo "debug build (-O0 -Wall -Wextra -Werror): ok"
+	total_p=$((total_p + 1))
+	lap "debug build (-O0)"
+	contracts=()
+	for f in tests/*/contract_*.phpt; do
+		case "$f" in tests/zend/*) ;; *) contracts+=("$f") ;; esac   # zend: the adapters
+	done
+	run "$JOBS" "${contracts[@]}"
+	lap "contract suites, -O0 module"
+else
+	echo "debug build (-O0 -Wall -Wextra -Werror): FAILED"
+	total_f=$((total_f + 1))
+	lap "debug build (-O0)"
+fi
+
+bash scripts/build.sh || abort "build failed" "build (-O2)"
+# every compilation unit of the module the later stages load is -O2
+# (gcc records its options in the DWARF of a -g build)
+producers=$(readelf --debug-dump=info modules/tagcache.so 2>/dev/null | grep DW_AT_producer)
+if [ -z "$producers" ] || echo "$producers" | grep -qv -- ' -O2 '; then
+	abort "build: modules/tagcache.so is not all -O2: $(echo "$producers" | grep -v -- ' -O2 ' | head -1 | sed 's/.*): //')" "build (-O2)"
+fi
+lap "build (-O2)"
+
 # The network backends are optional: a build without them compiles
-# (-Werror) and has none of their classes. Built in a copy of the sources.
+# (-Werror) and has none of their classes. Built in a copy of the sources
+# (configure without any --with-tagcache-*).
 compile_out() {
 	local dir ok=1
 	dir=$(mktemp -d /tmp/tagcache-minimal.XXXXXX)
@@ -55,8 +150,8 @@ compile_out() {
 			&& make -j"$(nproc)" >/dev/null) || ok=0
 	fi
 	if [ "$ok" = 1 ] && php -n -d "extension=$dir/modules/tagcache.so" -r \
-		'exit(class_exists("TagCache\\Shm") && !class_exists("TagCache\\Redis") ? 0 : 1);'; then
-		echo "build without the network backends: ok (TagCache\\Redis absent)"
+		'exit(class_exists("TagCache\\Shm") && !class_exists("TagCache\\Redis") && !class_exists("TagCache\\Memcached") ? 0 : 1);'; then
+		echo "build without the network backends: ok (TagCache\\Redis and TagCache\\Memcached absent)"
 		total_p=$((total_p + 1))
 	else
 		echo "build without the network backends: FAILED"
@@ -65,42 +160,27 @@ compile_out() {
 	rm -rf "$dir"
 }
 compile_out
-run tests
+lap "build without network backends"
+
+run "$JOBS" tests
+lap "phpt"
 if [ "$VALGRIND" = 1 ]; then
-	run --valgrind tests
+	run --valgrind "$JOBS" tests
+	lap "phpt under valgrind"
 fi
-# Suites that are not phpt: each prints the same "<name>: N passed, N
-# failed, N skipped" line (PHPUnit's counts for the PSR suites; one check
-# for the package list; the steps of the pecl round trip).
-run_suite() {
-	local out line
-	out=$(mktemp)
-	bash "$@" 2>&1 | tee "$out"
-	line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out" | tail -1)
-	rm -f "$out"
-	if [ -z "$line" ]; then
-		total_f=$((total_f + 1))
-		return
-	fi
-	total_p=$((total_p + $(echo "$line" | sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/')))
-	total_f=$((total_f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-	total_s=$((total_s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/')))
-}
 run_suite scripts/psr-suite.sh
+lap "PSR suites (PHPUnit)"
 run_suite scripts/check-package.sh
+lap "package list"
 run_suite scripts/pecl-smoke.sh
+lap "pecl round trip"
 # The engines in C without PHP, under ASan+UBSan: unit/model/fork/crash/
-# corruption tests, then each libFuzzer harness for TAGCACHE_FUZZ_SECONDS
-# (side by side). tests/c/run.sh ends with "c: N passed, N failed, ...".
-c_out=$(mktemp)
-bash tests/c/run.sh --fuzz "${TAGCACHE_FUZZ_SECONDS:-30}" 2>&1 | tee "$c_out"
-c_line=$(grep -E '^c: [0-9]+ passed, [0-9]+ failed' "$c_out" | tail -1)
-rm -f "$c_out"
-if [ -z "$c_line" ]; then
-	total_f=$((total_f + 1))
-else
-	total_p=$((total_p + $(echo "$c_line" | sed -E 's/^c: ([0-9]+) passed.*/\1/')))
-	total_f=$((total_f + $(echo "$c_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
-fi
+# corruption tests, then each libFuzzer harness (side by side) for a fixed
+# budget of TAGCACHE_FUZZ_SECONDS (10 s; longer runs by hand:
+# tests/c/run.sh --fuzz 600). tests/c/run.sh ends with "c: N passed, ...".
+run_suite tests/c/run.sh --fuzz "${TAGCACHE_FUZZ_SECONDS:-10}"
+lap "C tests and fuzzers"
+
+print_stages
 echo "$total_p passed, $total_f failed, $total_s skipped"
 [ "$total_f" -eq 0 ] && [ "$total_p" -gt 0 ]

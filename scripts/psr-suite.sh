@@ -23,13 +23,30 @@ natives=$("${PHP[@]}" -r 'require "tests/zend/zend.inc"; echo implode(" ", array
 
 TMP=$(mktemp -d /tmp/tagcache-psr.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# The backends' runs go side by side: the suites mostly sleep (their
+# expiry cases wait for seconds to pass), and each run has its own store
+# (tcp_backend(): named after PHPUnit's pid). Their output is printed one
+# after the other.
+i=0
+for native in $natives; do
+	mkdir "$TMP/$i"
+	(
+		TAGCACHE_PSR_NATIVE="$native" "${PHP[@]}" "$PHPUNIT" --colors=never --do-not-cache-result \
+			--bootstrap tests/psr/phpunit/bootstrap.php --log-junit "$TMP/$i/junit.xml" tests/psr/phpunit \
+			>"$TMP/$i/out" 2>&1
+		echo $? >"$TMP/$i/rc"
+	) &
+	i=$((i + 1))
+done
+wait
 passed=0; failed=0; skipped=0
+i=0
 for native in $natives; do
 	echo "== PSR integration suites on $native"
-	junit="$TMP/junit.xml"
-	TAGCACHE_PSR_NATIVE="$native" "${PHP[@]}" "$PHPUNIT" --colors=never --do-not-cache-result \
-		--bootstrap tests/psr/phpunit/bootstrap.php --log-junit "$junit" tests/psr/phpunit
-	rc=$?
+	cat "$TMP/$i/out"
+	rc=$(cat "$TMP/$i/rc" 2>/dev/null || echo 255)
+	junit="$TMP/$i/junit.xml"
+	i=$((i + 1))
 	if [ ! -s "$junit" ]; then
 		echo "psr-suite: PHPUnit wrote no report for $native (exit $rc)" >&2
 		failed=$((failed + 1))

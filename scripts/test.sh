@@ -1,15 +1,25 @@
 #!/bin/bash
 # Run the phpt suite against modules/tagcache.so and print one line
 # "N passed, N failed, N skipped" (run-tests.php prints no such line).
-#   scripts/test.sh [--valgrind|--asan] [tests or dirs...]
+#   scripts/test.sh [--valgrind|--asan] [-jN] [tests or dirs...]
+# -jN runs N tests at a time (run-tests.php's workers); tests that must not
+# run side by side say so in --CONFLICTS-- or a CONFLICTS file.
 # Exits non-zero when a test fails or when no test ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MODE=plain
-case "${1:-}" in
-	--valgrind) MODE=valgrind; shift ;;
-	--asan) MODE=asan; shift ;;
-esac
+JOBS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--valgrind) MODE=valgrind; shift ;;
+		--asan) MODE=asan; shift ;;
+		# --shuffle: run-tests hands a worker 32 tests at a time unless the
+		# order is shuffled (then 4), which leaves one worker alone with the
+		# last batch; shuffled, the workers stay busy until the end.
+		-j[0-9]*) [ "$1" = -j1 ] || JOBS=("$1" --shuffle); shift ;;
+		*) break ;;
+	esac
+done
 [ "$#" -gt 0 ] || set -- tests
 PHP_BIN=${PHP_BIN:-$(command -v php)}
 RUNTESTS="$(php-config --extension-dir)/build/run-tests.php"
@@ -29,7 +39,7 @@ elif [ "$MODE" = asan ]; then
 	export USE_ZEND_ALLOC=0
 fi
 LOG=$(mktemp)
-php "$RUNTESTS" "${ARGS[@]}" "$@" 2>&1 | tee "$LOG"
+php "$RUNTESTS" "${ARGS[@]}" ${JOBS[@]+"${JOBS[@]}"} "$@" 2>&1 | tee "$LOG"
 num() { grep -aE "^$1" "$LOG" | head -1 | sed -E 's/[^:]*:[[:space:]]*([0-9]+).*/\1/'; }
 PASSED=$(num "Tests passed"); FAILED=$(num "Tests failed"); SKIPPED=$(num "Tests skipped")
 LEAKED=$(num "Tests leaked"); WARNED=$(num "Tests warned")
