@@ -343,7 +343,7 @@ tcm_conn *tcm_conn_get(tcm_state *st)
 	if (!cn) {
 		st->fail = 1;
 		st->errors++;
-		snprintf(st->err, sizeof(st->err), "memcached: %s", err);
+		snprintf(st->err, sizeof(st->err), "memcached: %.*s", (int)(sizeof(st->err) - 12), err);
 		return NULL;
 	}
 	cn->key = key;
