@@ -73,35 +73,44 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 
-# adds the counts of a "<name>: N passed, N failed, N skipped" line of $out
-# (a missing line is one failure)
+# adds the counts of the last "<name>: N passed, N failed, N skipped" line
+# of the output $1 of a step that exited with status $2; a missing line is
+# one failure, and so is a non-zero exit status with no failure counted
 add_counts() {
-	local line
+	local line f
 	line=$(grep -aE '^[a-z]+: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" | tail -1)
 	if [ -z "$line" ]; then
+		echo "(no summary line: counted as one failure)"
 		total_f=$((total_f + 1))
 		return
 	fi
+	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "(exit status $2 with no failure counted: counted as one failure)"
+		f=1
+	fi
 	total_p=$((total_p + $(echo "$line" | sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/')))
-	total_f=$((total_f + $(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+	total_f=$((total_f + f))
 	total_s=$((total_s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/')))
 }
 # a phpt run: scripts/test.sh's arguments
 run() {
-	local out
+	local out rc
 	out=$(mktemp)
 	bash scripts/test.sh "$@" 2>&1 | tee "$out"
-	add_counts "$out"
+	rc=${PIPESTATUS[0]}
+	add_counts "$out" "$rc"
 	rm -f "$out"
 }
 # Suites that are not phpt: each prints the same "<name>: N passed, N
 # failed, N skipped" line (PHPUnit's counts for the PSR suites; one check
 # for the package list; the steps of the pecl round trip; the C tests).
 run_suite() {
-	local out
+	local out rc
 	out=$(mktemp)
 	bash "$@" 2>&1 | tee "$out"
-	add_counts "$out"
+	rc=${PIPESTATUS[0]}
+	add_counts "$out" "$rc"
 	rm -f "$out"
 }
 

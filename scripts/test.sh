@@ -40,6 +40,7 @@ elif [ "$MODE" = asan ]; then
 fi
 LOG=$(mktemp)
 php "$RUNTESTS" "${ARGS[@]}" ${JOBS[@]+"${JOBS[@]}"} "$@" 2>&1 | tee "$LOG"
+RT_RC=${PIPESTATUS[0]}
 num() { grep -aE "^$1" "$LOG" | head -1 | sed -E 's/[^:]*:[[:space:]]*([0-9]+).*/\1/'; }
 PASSED=$(num "Tests passed"); FAILED=$(num "Tests failed"); SKIPPED=$(num "Tests skipped")
 LEAKED=$(num "Tests leaked"); WARNED=$(num "Tests warned")
@@ -54,6 +55,13 @@ WARNED=$(( ${WARNED:-0} - RETRIED ))
 [ "$WARNED" -lt 0 ] && WARNED=0
 PASSED=$(( ${PASSED:-0} + RETRIED ))
 FAILED=$(( ${FAILED:-0} + ${LEAKED:-0} + WARNED + BORKED )); SKIPPED=${SKIPPED:-0}
+# run-tests.php exits 0, or 1 when a test failed; killed (by a signal) or
+# stopped by an error of its own, it prints no summary: that is a failure
+# too, whatever the tests that finished did.
+if [ "$RT_RC" -gt 1 ] || ! grep -aqE '^Tests passed' "$LOG"; then
+	echo "run-tests.php did not finish (exit status $RT_RC)"
+	FAILED=$((FAILED + 1))
+fi
 if [ "$RETRIED" -gt 0 ]; then
 	echo "passed only on run-tests' retry (timing under load):"
 	grep -a "(warn: Test passed on retry attempt)" "$LOG" | grep -av '^TEST ' | sed 's/^/  /'
