@@ -17,10 +17,7 @@ namespace TagCacheBench;
 
 require __DIR__ . '/lib/autoload.php';
 
-Php::reexecIfNeeded(__FILE__, $argv);
-Php::$ownerPid = getmypid();
-ini_set('memory_limit', '-1');
-error_reporting(E_ALL);
+Php::boot(__FILE__, $argv);
 
 const USAGE = <<<'TXT'
 Usage: php benchmark/bench.php [init] [options]

@@ -23,10 +23,7 @@ namespace TagCacheBench;
 
 require __DIR__ . '/lib/autoload.php';
 
-Php::reexecIfNeeded(__FILE__, $argv);
-Php::$ownerPid = getmypid();
-ini_set('memory_limit', '-1');
-error_reporting(E_ALL);
+Php::boot(__FILE__, $argv);
 
 $opt = [];
 foreach (array_slice($argv, 1) as $a) {

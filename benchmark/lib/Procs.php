@@ -103,6 +103,19 @@ final class Php
         return $flags;
     }
 
+    /**
+     * What every entry script does first: run again with the flags it
+     * needs, note the owner process (the one that cleans up), no memory
+     * limit, every error reported.
+     */
+    public static function boot(string $script, array $argv): void
+    {
+        self::reexecIfNeeded($script, $argv);
+        self::$ownerPid = getmypid();
+        ini_set('memory_limit', '-1');
+        error_reporting(E_ALL);
+    }
+
     /** Re-run this script with the missing flags (once). */
     public static function reexecIfNeeded(string $script, array $argv): void
     {
