@@ -28,7 +28,7 @@
  * keeps a re-saved id from being listed under a tag it lost).
  *
  * Index keys (t:, i, T) expire with their longest-lived member: a key's
- * TTL is kept at least max(expire - now, 0) + grace + 2 (plus a slack of
+ * TTL is kept at least max(expire - now, 0) + grace + 5 (plus a slack of
  * 1/16 of the lifetime, at most 60 s, so that it is not rewritten on every
  * save), and a key holding a forever member has none. When every entry of
  * a tag has expired, its metadata expires too, clean('old') or not. Links
@@ -205,7 +205,7 @@ static const char lua_prelude[] =
 "  return math.ceil(x / g) * g\n"
 "end\n"
 "local function ittl(s, now, grace)\n"
-"  return ttl_for(s, now, grace) + 2\n"
+"  return ttl_for(s, now, grace) + 5\n"
 "end\n"
 "local function slack(s, now)\n"
 "  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"

@@ -123,7 +123,7 @@ $x->save('longer', 'l', ['MAGE', 'OTHER'], 3600);
 $x->remove('l');
 tcr_check(count(tcr_cmd($port, 'KEYS', 'exp:*')) > 30, 'entries, tag keys, id index and tag registry exist');
 $gone = false;
-for ($i = 0; $i < 100 && !$gone; $i++) {
+for ($i = 0; $i < 250 && !$gone; $i++) {
     usleep(100000);
     $gone = tcr_cmd($port, 'KEYS', 'exp:*') === [];
 }
