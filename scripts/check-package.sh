@@ -33,9 +33,34 @@ ksort($ship, SORT_STRING);
 
 $xmlText = file_get_contents("package.xml");
 if ($mode === "--write") {
-    $contents = " <contents>\n  <dir name=\"/\">\n";
-    foreach ($ship as $f => $r) $contents .= "   <file name=\"$f\" role=\"$r\"/>\n";
-    $contents .= "  </dir>\n </contents>";
+    // nested <dir> elements, one per directory, as PEAR writes them
+    $tree = [];
+    foreach ($ship as $f => $r) {
+        $node = &$tree;
+        $parts = explode("/", $f);
+        $base = array_pop($parts);
+        foreach ($parts as $d) {
+            $node[$d . "/"] ??= [];
+            $node = &$node[$d . "/"];
+        }
+        $node[$base] = $r;
+        unset($node);
+    }
+    $emit = function (array $node, int $depth) use (&$emit): string {
+        $out = "";
+        $pad = str_repeat(" ", $depth);
+        ksort($node, SORT_STRING);
+        foreach ($node as $k => $v) {
+            if (is_array($v)) continue;
+            $out .= "$pad<file name=\"$k\" role=\"$v\"/>\n";
+        }
+        foreach ($node as $k => $v) {
+            if (!is_array($v)) continue;
+            $out .= "$pad<dir name=\"" . rtrim($k, "/") . "\">\n" . $emit($v, $depth + 1) . "$pad</dir>\n";
+        }
+        return $out;
+    };
+    $contents = " <contents>\n  <dir name=\"/\">\n" . $emit($tree, 3) . "  </dir>\n </contents>";
     $filelist = "  <filelist>\n";
     foreach ($ship as $f => $r) {
         if ($r === "php") $filelist .= "   <install as=\"" . substr($f, strlen("php_src/")) . "\" name=\"$f\"/>\n";
