@@ -61,8 +61,8 @@ static PHP_MINIT_FUNCTION(tagcache)
 	tc_set_crash_hook(fatal_at);
 	tc_class_minit();
 	if (!atfork_done) {
-		/* once per process: a module loaded again (php -a, embed) must not
-		 * stack a second call of the same hooks */
+		/* once per process, even if a SAPI starts the module twice: the
+		 * hooks must not run twice in a child */
 		atfork_done = true;
 		pthread_atfork(NULL, NULL, engines_atfork_child);
 	}
