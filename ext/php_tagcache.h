@@ -12,7 +12,7 @@ extern zend_module_entry tagcache_module_entry;
 
 extern zend_class_entry *tc_ce_exception, *tc_ce_config_exception,
 	*tc_ce_storage_exception, *tc_ce_connection_exception,
-	*tc_ce_backend, *tc_ce_abstract, *tc_ce_shm, *tc_ce_file;
+	*tc_ce_backend, *tc_ce_abstract;
 
 /* One layout for every backend class: the engine, its state, and what the
  * Zend contract keeps per object (directives). */

@@ -1,4 +1,5 @@
-/* tagcache.c: the module: startup, ini, phpinfo, request end. */
+/* tagcache.c: the module: startup, ini, phpinfo, request end. It knows the
+ * engines only through tc_engines[] and their hooks (tc_backend.h). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -6,16 +7,11 @@
 #include "php.h"
 #include "php_ini.h"
 #include "ext/standard/info.h"
+#include "zend_smart_str.h"
 #include "php_tagcache.h"
-#include "tc_shm.h"
 #include "tc_util.h"
-#include "tc_file.h"
-#ifdef HAVE_TAGCACHE_REDIS
-#include "tc_redis.h"
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-#include "tc_memcached.h"
-#endif
+
+#include <pthread.h>
 
 PHP_INI_BEGIN()
 	PHP_INI_ENTRY("tagcache.shm.dir", "/dev/shm", PHP_INI_SYSTEM, NULL)
@@ -42,73 +38,97 @@ static void fatal_at(const char *point)
 	zend_error_noreturn(E_ERROR, "tagcache test: fatal error at crash point %s", point);
 }
 
+/* The one fork hook of the module: each engine's, in table order. */
+static void engines_atfork_child(void)
+{
+	const tc_engine *e;
+
+	for (e = tc_engines; e->be; e++) {
+		if (e->be->atfork_child) {
+			e->be->atfork_child();
+		}
+	}
+}
+
 static PHP_MINIT_FUNCTION(tagcache)
 {
+	static bool atfork_done;
+
 	(void)type;
 	REGISTER_INI_ENTRIES();
 	tc_crash_init();
 	tc_set_log_sink(log_to_php);
 	tc_set_crash_hook(fatal_at);
 	tc_class_minit();
+	if (!atfork_done) {
+		/* once per process, even if a SAPI starts the module twice: the
+		 * hooks must not run twice in a child */
+		atfork_done = true;
+		pthread_atfork(NULL, NULL, engines_atfork_child);
+	}
 	return SUCCESS;
 }
 
 static PHP_MSHUTDOWN_FUNCTION(tagcache)
 {
+	const tc_engine *e;
+
 	(void)type;
 	UNREGISTER_INI_ENTRIES();
-#ifdef HAVE_TAGCACHE_REDIS
-	tc_redis_shutdown();
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-	tc_memcached_shutdown();
-#endif
+	for (e = tc_engines; e->be; e++) {
+		if (e->be->mshutdown) {
+			e->be->mshutdown();
+		}
+	}
 	return SUCCESS;
 }
 
 /* A request that bailed out (hard timeout, fatal error) in the middle of a
- * locked section must not leave the lock held. */
+ * locked section must not leave the lock held: each engine gives back what
+ * it holds. */
 static PHP_RSHUTDOWN_FUNCTION(tagcache)
 {
+	const tc_engine *e;
+
 	(void)type;
 	(void)module_number;
-	tc_shm_release_held();
-	tc_file_release_held();
+	for (e = tc_engines; e->be; e++) {
+		if (e->be->rshutdown) {
+			e->be->rshutdown();
+		}
+	}
 	return SUCCESS;
+}
+
+static void info_row(void *ctx, const char *name, const char *value)
+{
+	(void)ctx;
+	php_info_print_table_row(2, name, value);
 }
 
 static PHP_MINFO_FUNCTION(tagcache)
 {
+	const tc_engine *e;
+	smart_str names = {0};
+
 	(void)zend_module;
+	for (e = tc_engines; e->be; e++) {
+		if (names.s) {
+			smart_str_appends(&names, ", ");
+		}
+		smart_str_appends(&names, e->be->name);
+	}
+	smart_str_0(&names);
 	php_info_print_table_start();
 	php_info_print_table_row(2, "tagcache support", "enabled");
 	php_info_print_table_row(2, "Version", PHP_TAGCACHE_VERSION);
-	php_info_print_table_row(2, "Backends", "shm, file"
-#ifdef HAVE_TAGCACHE_REDIS
-		", redis"
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-		", memcached"
-#endif
-	);
-	php_info_print_table_row(2, "Shm segment layout", "1");
-	php_info_print_table_row(2, "File store layout", TC_FILE_LAYOUT_STR);
-#ifdef HAVE_TAGCACHE_REDIS
-	{
-		char buf[128];
-
-		tc_redis_info(buf, sizeof(buf));
-		php_info_print_table_row(2, "Redis backend", buf);
+	php_info_print_table_row(2, "Backends", names.s ? ZSTR_VAL(names.s) : "");
+	smart_str_free(&names);
+	for (e = tc_engines; e->be; e++) {
+		if (e->be->minfo) {
+			e->be->minfo(info_row, NULL);
+		}
 	}
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-	{
-		char buf[128];
-
-		tc_memcached_info(buf, sizeof(buf));
-		php_info_print_table_row(2, "Memcached backend", buf);
-	}
-#endif
 	php_info_print_table_end();
 	DISPLAY_INI_ENTRIES();
 }

@@ -142,27 +142,14 @@ namespace TagCache {
         public function __unserialize(array $data): void {}
     }
 
-    /** The named shared-memory segment under /dev/shm. */
-    final class Shm extends AbstractBackend
-    {
-    }
-
-    /** Append-only log files plus an index, in one directory. */
-    final class File extends AbstractBackend
-    {
-    }
-
-#if HAVE_TAGCACHE_REDIS
-    /** Redis, Sentinel or Redis Cluster through hiredis. */
-    final class Redis extends AbstractBackend
-    {
-    }
-#endif
-
-#if HAVE_TAGCACHE_MEMCACHED
-    /** A memcached pool through libmemcached (ketama); tags through version keys, no listings. */
-    final class Memcached extends AbstractBackend
-    {
-    }
-#endif
+    /*
+     * The engines' classes are not declared here: tc_class.c registers one
+     * per entry of tc_engines[] (ext/tc_engines.c), each
+     * `final class TagCache\<Name> extends AbstractBackend {}` with no
+     * method of its own: Shm (the named shared-memory segment under
+     * /dev/shm), File (append-only log files plus an index, in one
+     * directory), Redis (Redis, Sentinel or Redis Cluster through hiredis)
+     * and Memcached (a memcached pool through libmemcached, ketama; tags
+     * through version keys, no listings) when built.
+     */
 }

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: ad3ce344774c517ef381986809e2780cdb836232 */
+ * Stub hash: fcb4c7061a10f02625c5cd5ecd02995b71ae4208 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_TagCache_Backend_setDirectives, 0, 1, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, directives, IS_ARRAY, 0)
@@ -231,30 +231,6 @@ static const zend_function_entry class_TagCache_AbstractBackend_methods[] = {
 	ZEND_FE_END
 };
 
-
-static const zend_function_entry class_TagCache_Shm_methods[] = {
-	ZEND_FE_END
-};
-
-
-static const zend_function_entry class_TagCache_File_methods[] = {
-	ZEND_FE_END
-};
-
-
-#if HAVE_TAGCACHE_REDIS
-static const zend_function_entry class_TagCache_Redis_methods[] = {
-	ZEND_FE_END
-};
-#endif
-
-
-#if HAVE_TAGCACHE_MEMCACHED
-static const zend_function_entry class_TagCache_Memcached_methods[] = {
-	ZEND_FE_END
-};
-#endif
-
 static zend_class_entry *register_class_TagCache_Exception(zend_class_entry *class_entry_RuntimeException)
 {
 	zend_class_entry ce, *class_entry;
@@ -358,51 +334,3 @@ static zend_class_entry *register_class_TagCache_AbstractBackend(zend_class_entr
 
 	return class_entry;
 }
-
-static zend_class_entry *register_class_TagCache_Shm(zend_class_entry *class_entry_TagCache_AbstractBackend)
-{
-	zend_class_entry ce, *class_entry;
-
-	INIT_NS_CLASS_ENTRY(ce, "TagCache", "Shm", class_TagCache_Shm_methods);
-	class_entry = zend_register_internal_class_ex(&ce, class_entry_TagCache_AbstractBackend);
-	class_entry->ce_flags |= ZEND_ACC_FINAL;
-
-	return class_entry;
-}
-
-static zend_class_entry *register_class_TagCache_File(zend_class_entry *class_entry_TagCache_AbstractBackend)
-{
-	zend_class_entry ce, *class_entry;
-
-	INIT_NS_CLASS_ENTRY(ce, "TagCache", "File", class_TagCache_File_methods);
-	class_entry = zend_register_internal_class_ex(&ce, class_entry_TagCache_AbstractBackend);
-	class_entry->ce_flags |= ZEND_ACC_FINAL;
-
-	return class_entry;
-}
-
-#if HAVE_TAGCACHE_REDIS
-static zend_class_entry *register_class_TagCache_Redis(zend_class_entry *class_entry_TagCache_AbstractBackend)
-{
-	zend_class_entry ce, *class_entry;
-
-	INIT_NS_CLASS_ENTRY(ce, "TagCache", "Redis", class_TagCache_Redis_methods);
-	class_entry = zend_register_internal_class_ex(&ce, class_entry_TagCache_AbstractBackend);
-	class_entry->ce_flags |= ZEND_ACC_FINAL;
-
-	return class_entry;
-}
-#endif
-
-#if HAVE_TAGCACHE_MEMCACHED
-static zend_class_entry *register_class_TagCache_Memcached(zend_class_entry *class_entry_TagCache_AbstractBackend)
-{
-	zend_class_entry ce, *class_entry;
-
-	INIT_NS_CLASS_ENTRY(ce, "TagCache", "Memcached", class_TagCache_Memcached_methods);
-	class_entry = zend_register_internal_class_ex(&ce, class_entry_TagCache_AbstractBackend);
-	class_entry->ce_flags |= ZEND_ACC_FINAL;
-
-	return class_entry;
-}
-#endif

@@ -90,8 +90,16 @@ typedef struct {
 	int fixed;         /* cannot change once the engine is open */
 } tc_option_spec;
 
+/* Receives one row of phpinfo() (a name and its value). */
+typedef void (*tc_info_fn)(void *ctx, const char *name, const char *value);
+
+/* What an engine can do, for getCapabilities(). */
+#define TC_CAP_LISTINGS  (1u << 0)  /* getIds(), getTags(), getIds*Tags() list */
+#define TC_CAP_FOREVER   (1u << 1)  /* an entry without expiry stays until removed */
+
 typedef struct tc_backend {
-	const char *name;
+	const char *name;  /* lower case, as phpinfo() lists it */
+	unsigned caps;     /* TC_CAP_* */
 	const tc_option_spec *options;  /* terminated by a NULL name */
 	size_t config_size;
 	/* Fill a config struct with defaults (ini values included). */
@@ -125,10 +133,37 @@ typedef struct tc_backend {
 	 * returns TC_FAIL_* for a failure of that operation and copies its
 	 * message (host:port, never a password) to err. */
 	int (*failure)(void *st, char *err);
+
+	/* Process-wide hooks, each optional (NULL), called by the module
+	 * (tagcache.c) for every engine of tc_engines[], in table order. */
+	/* request end: give back what a bailout left held (locks) */
+	void (*rshutdown)(void);
+	/* phpinfo(): name/value rows through emit */
+	void (*minfo)(tc_info_fn emit, void *ctx);
+	/* module shutdown: free the process's pools and caches */
+	void (*mshutdown)(void);
+	/* in the child after fork(), from the module's one pthread_atfork():
+	 * async-signal-safe work only (bump a generation, no I/O, no free) */
+	void (*atfork_child)(void);
 } tc_backend;
 
+/* Every engine's one public symbol: its vtable. Only those that
+ * tc_engines[] lists are built. */
 extern const tc_backend tc_backend_shm;
 extern const tc_backend tc_backend_file;
+extern const tc_backend tc_backend_redis;
+extern const tc_backend tc_backend_memcached;
+
+/* The engines this build has (tc_engines.c, the one place that knows which
+ * are compiled in), each with the short name of its PHP class
+ * (TagCache\<class_name>, final, extending TagCache\AbstractBackend).
+ * Ends with {NULL, NULL}. */
+typedef struct {
+	const char *class_name;
+	const tc_backend *be;
+} tc_engine;
+
+extern const tc_engine tc_engines[];
 
 /* Set once at module startup from TAGCACHE_TEST_CRASH: engines call
  * tc_crash_point("name") where a SIGKILL test wants to stop them. */

@@ -1,6 +1,8 @@
 /*
  * tc_class.c: the PHP classes. One object layout and one set of methods
- * for every backend; the concrete class only picks the engine. Methods
+ * for every backend; the concrete class only picks the engine: one final
+ * class per entry of tc_engines[], bound to its engine when an object is
+ * created. No engine is named here. Methods
  * parse and validate arguments, call the engine's vtable and convert the
  * results; they hold no engine lock while PHP allocates.
  */
@@ -15,43 +17,27 @@
 #include "ext/date/php_date.h"
 #include "php_tagcache.h"
 #include "tagcache_arginfo.h"
-#ifdef HAVE_TAGCACHE_REDIS
-#include "tc_redis.h"
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-#include "tc_memcached.h"
-#endif
 
 zend_class_entry *tc_ce_exception, *tc_ce_config_exception, *tc_ce_storage_exception,
-	*tc_ce_connection_exception, *tc_ce_backend, *tc_ce_abstract, *tc_ce_shm, *tc_ce_file;
-#ifdef HAVE_TAGCACHE_REDIS
-static zend_class_entry *tc_ce_redis;
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-static zend_class_entry *tc_ce_memcached;
-#endif
+	*tc_ce_connection_exception, *tc_ce_backend, *tc_ce_abstract;
+
+/* The class of each entry of tc_engines[], same index. */
+#define TC_ENGINES_MAX 16
+static zend_class_entry *engine_ce[TC_ENGINES_MAX];
 
 static zend_object_handlers tc_handlers;
 
-static const tc_backend *backend_for(zend_class_entry *ce)
+/* The engine of a class: its own entry (the engine classes are final); NULL
+ * for a class of the user's that extends AbstractBackend directly, whose
+ * constructor then says so. */
+static const tc_backend *engine_of(zend_class_entry *ce)
 {
-	for (; ce; ce = ce->parent) {
-		if (ce == tc_ce_shm) {
-			return &tc_backend_shm;
+	size_t i;
+
+	for (i = 0; tc_engines[i].be; i++) {
+		if (engine_ce[i] == ce) {
+			return tc_engines[i].be;
 		}
-		if (ce == tc_ce_file) {
-			return &tc_backend_file;
-		}
-#ifdef HAVE_TAGCACHE_REDIS
-		if (ce == tc_ce_redis) {
-			return &tc_backend_redis;
-		}
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-		if (ce == tc_ce_memcached) {
-			return &tc_backend_memcached;
-		}
-#endif
 	}
 	return NULL;
 }
@@ -60,7 +46,7 @@ static zend_object *tc_create(zend_class_entry *ce)
 {
 	tc_object *o = zend_object_alloc(sizeof(tc_object), ce);
 
-	o->be = backend_for(ce);
+	o->be = engine_of(ce);
 	o->state = NULL;
 	o->config = o->be ? ecalloc(1, o->be->config_size) : NULL;
 	o->lifetime = 3600;
@@ -756,16 +742,14 @@ ZEND_METHOD(TagCache_AbstractBackend, touch)
 
 ZEND_METHOD(TagCache_AbstractBackend, getCapabilities)
 {
+	const tc_backend *be = TC_THIS()->be;
 	bool lists = true, forever = true;
 
 	ZEND_PARSE_PARAMETERS_NONE();
-#ifdef HAVE_TAGCACHE_MEMCACHED
-	if (TC_THIS()->be == &tc_backend_memcached) {
-		/* memcached cannot list keys, and evicts an entry without expiry
-		 * whenever it needs the room */
-		lists = forever = false;
+	if (be) {
+		lists = (be->caps & TC_CAP_LISTINGS) != 0;
+		forever = (be->caps & TC_CAP_FOREVER) != 0;
 	}
-#endif
 	array_init_size(return_value, 6);
 	add_assoc_bool(return_value, "automatic_cleaning", 0);
 	add_assoc_bool(return_value, "tags", 1);
@@ -819,33 +803,37 @@ ZEND_METHOD(TagCache_AbstractBackend, __unserialize)
 	                        ZSTR_VAL(Z_OBJCE_P(ZEND_THIS)->name));
 }
 
-#if defined(HAVE_TAGCACHE_REDIS) || defined(HAVE_TAGCACHE_MEMCACHED)
-/* An optional engine's final class: our objects, never serialized. */
-static zend_class_entry *network_class(zend_class_entry *ce)
+/* An engine's class: TagCache\\<class_name>, final, never serialized, our
+ * objects. */
+static zend_class_entry *engine_class(const tc_engine *e)
 {
-	ce->create_object = tc_create;
+	zend_class_entry ce, *c;
+	zend_string *name = zend_strpprintf(0, "TagCache\\%s", e->class_name);
+
+	INIT_CLASS_ENTRY_EX(ce, ZSTR_VAL(name), ZSTR_LEN(name), NULL);
+	zend_string_release(name);
+	c = zend_register_internal_class_ex(&ce, tc_ce_abstract);
+	c->ce_flags |= ZEND_ACC_FINAL;
 #ifdef ZEND_ACC_NOT_SERIALIZABLE
-	ce->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
+	c->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
 #endif
-	return ce;
+	c->create_object = tc_create;
+	return c;
 }
-#endif
 
 void tc_class_minit(void)
 {
+	size_t i;
+
 	tc_ce_exception = register_class_TagCache_Exception(spl_ce_RuntimeException);
 	tc_ce_config_exception = register_class_TagCache_ConfigurationException(tc_ce_exception);
 	tc_ce_storage_exception = register_class_TagCache_StorageException(tc_ce_exception);
 	tc_ce_connection_exception = register_class_TagCache_ConnectionException(tc_ce_exception);
 	tc_ce_backend = register_class_TagCache_Backend();
 	tc_ce_abstract = register_class_TagCache_AbstractBackend(tc_ce_backend);
-	tc_ce_shm = register_class_TagCache_Shm(tc_ce_abstract);
-	tc_ce_file = register_class_TagCache_File(tc_ce_abstract);
-#ifdef HAVE_TAGCACHE_REDIS
-	tc_ce_redis = network_class(register_class_TagCache_Redis(tc_ce_abstract));
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-	tc_ce_memcached = network_class(register_class_TagCache_Memcached(tc_ce_abstract));
+	tc_ce_abstract->create_object = tc_create;
+#ifdef ZEND_ACC_NOT_SERIALIZABLE
+	tc_ce_abstract->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
 #endif
 
 	memcpy(&tc_handlers, zend_get_std_object_handlers(), sizeof(tc_handlers));
@@ -853,12 +841,11 @@ void tc_class_minit(void)
 	tc_handlers.free_obj = tc_free;
 	tc_handlers.clone_obj = NULL;  /* a handle on a segment or socket is not copied */
 
-	tc_ce_abstract->create_object = tc_create;
-	tc_ce_shm->create_object = tc_create;
-	tc_ce_file->create_object = tc_create;
-#ifdef ZEND_ACC_NOT_SERIALIZABLE
-	tc_ce_abstract->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
-	tc_ce_shm->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
-	tc_ce_file->ce_flags |= ZEND_ACC_NOT_SERIALIZABLE;
-#endif
+	for (i = 0; tc_engines[i].be; i++) {
+		if (i == TC_ENGINES_MAX) {
+			zend_error_noreturn(E_CORE_ERROR, "tagcache: more than %d engines: raise TC_ENGINES_MAX",
+			                    TC_ENGINES_MAX);
+		}
+		engine_ce[i] = engine_class(&tc_engines[i]);
+	}
 }

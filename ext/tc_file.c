@@ -874,24 +874,32 @@ static int file_verify(void *st, tc_emit_fn emit, void *ctx)
 	return rc;
 }
 
+static void file_minfo(tc_info_fn emit, void *ctx)
+{
+	emit(ctx, "File store layout", TC_FILE_LAYOUT_STR);
+}
+
 const tc_backend tc_backend_file = {
-	"file",
-	file_options,
-	sizeof(tc_file_config),
-	file_defaults,
-	file_open,
-	file_close,
-	file_load,
-	file_save,
-	file_remove,
-	file_clean,
-	file_ids,
-	file_tags,
-	file_fill,
-	file_metadata,
-	file_touch,
-	file_expire_now,
-	file_stats,
-	file_verify,
-	NULL,  /* failure: no connection to lose */
+	.name = "file",
+	.caps = TC_CAP_LISTINGS | TC_CAP_FOREVER,
+	.options = file_options,
+	.config_size = sizeof(tc_file_config),
+	.defaults = file_defaults,
+	.open = file_open,
+	.close = file_close,
+	.load = file_load,
+	.save = file_save,
+	.remove = file_remove,
+	.clean = file_clean,
+	.ids = file_ids,
+	.tags = file_tags,
+	.fill = file_fill,
+	.metadata = file_metadata,
+	.touch = file_touch,
+	.expire_now = file_expire_now,
+	.stats = file_stats,
+	.verify = file_verify,
+	.failure = NULL, /* no connection to lose */
+	.rshutdown = tc_file_release_held,
+	.minfo = file_minfo,
 };

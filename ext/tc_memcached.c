@@ -146,7 +146,6 @@ static int mc_open(void **state, const void *config, char *err)
 	size_t i;
 	int r;
 
-	tcm_conn_global_init();
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		snprintf(err, TC_ERRBUF, "out of memory");
@@ -1253,15 +1252,18 @@ static int mc_failure(void *sp, char *err)
 	return TC_FAIL_QUIET;
 }
 
-void tc_memcached_info(char *buf, size_t len)
+void tc_memcached_minfo(tc_info_fn emit, void *ctx)
 {
-	snprintf(buf, len, "libmemcached %s; compression: %s", memcached_lib_version(),
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "libmemcached %s; compression: %s", memcached_lib_version(),
 #ifdef HAVE_TAGCACHE_ZLIB
 	         "zlib"
 #else
 	         "none"
 #endif
 	);
+	emit(ctx, "Memcached backend", buf);
 }
 
 void tc_memcached_shutdown(void)
@@ -1271,23 +1273,29 @@ void tc_memcached_shutdown(void)
 }
 
 const tc_backend tc_backend_memcached = {
-	"memcached",
-	mc_options,
-	sizeof(tcm_config),
-	mc_defaults,
-	mc_open,
-	mc_close,
-	mc_load,
-	mc_save,
-	mc_remove,
-	mc_clean,
-	mc_ids,
-	mc_tags,
-	mc_fill,
-	mc_metadata,
-	mc_touch,
-	mc_expire_now,
-	mc_stats,
-	mc_verify,
-	mc_failure,
+	.name = "memcached",
+	/* memcached cannot list keys, and evicts an entry without expiry
+	 * whenever it needs the room */
+	.caps = 0,
+	.options = mc_options,
+	.config_size = sizeof(tcm_config),
+	.defaults = mc_defaults,
+	.open = mc_open,
+	.close = mc_close,
+	.load = mc_load,
+	.save = mc_save,
+	.remove = mc_remove,
+	.clean = mc_clean,
+	.ids = mc_ids,
+	.tags = mc_tags,
+	.fill = mc_fill,
+	.metadata = mc_metadata,
+	.touch = mc_touch,
+	.expire_now = mc_expire_now,
+	.stats = mc_stats,
+	.verify = mc_verify,
+	.failure = mc_failure,
+	.minfo = tc_memcached_minfo,
+	.mshutdown = tc_memcached_shutdown,
+	.atfork_child = tcm_conn_atfork_child,
 };

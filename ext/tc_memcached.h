@@ -70,7 +70,7 @@ typedef struct {
 } tcm_state;
 
 /* tc_memcached_conn.c */
-void tcm_conn_global_init(void);
+void tcm_conn_atfork_child(void);  /* tc_backend_memcached.atfork_child */
 void tcm_conn_shutdown(void);
 int tcm_check_servers(const tcm_config *c, char *err);
 tcm_conn *tcm_conn_get(tcm_state *st);
@@ -81,7 +81,7 @@ int tcm_fail(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, memcac
              const char *what);
 
 /* tc_memcached.c */
-void tc_memcached_info(char *buf, size_t len);
+void tc_memcached_minfo(tc_info_fn emit, void *ctx);
 void tc_memcached_shutdown(void);
 extern const tc_backend tc_backend_memcached;
 

@@ -9,7 +9,7 @@
  * retry_interval, so a dead memcached costs one connect timeout per
  * interval, not one per call.
  *
- * Fork: pthread_atfork() bumps a generation counter in the child. A handle
+ * Fork: the fork hook bumps a generation counter in the child. A handle
  * made in an older generation shares its sockets with the parent; the
  * child never uses it and never frees it either (memcached_free() sends
  * "quit" and shuts the socket down, which would cut the parent's
@@ -31,19 +31,11 @@
 static tcm_conn *pool;      /* persistent handles of this process */
 static tcm_conn *orphans;   /* handles inherited through fork: never used, never freed */
 static unsigned long gen;
-static int atfork_done;
-
-static void child_after_fork(void)
+/* tc_backend_memcached.atfork_child, called by the module's one
+ * pthread_atfork() */
+void tcm_conn_atfork_child(void)
 {
 	gen++;
-}
-
-void tcm_conn_global_init(void)
-{
-	if (!atfork_done) {
-		atfork_done = 1;
-		pthread_atfork(NULL, NULL, child_after_fork);
-	}
 }
 
 /* A handle of an older generation: set aside (see the top of the file). */

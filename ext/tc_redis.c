@@ -122,7 +122,6 @@ static int redis_open(void **state, const void *config, char *err)
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
-	tcr_conn_global_init();
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		snprintf(err, TC_ERRBUF, "out of memory");
@@ -1386,12 +1385,14 @@ static int redis_failure(void *sp, char *err)
 	return TC_FAIL_QUIET;
 }
 
-void tc_redis_info(char *buf, size_t len)
+void tc_redis_minfo(tc_info_fn emit, void *ctx)
 {
 	const char *codecs = tcr_codec_names();
+	char buf[128];
 
-	snprintf(buf, len, "hiredis %d.%d.%d; compression: %s", HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH,
-	         codecs[0] ? codecs : "none");
+	snprintf(buf, sizeof(buf), "hiredis %d.%d.%d; compression: %s", HIREDIS_MAJOR, HIREDIS_MINOR,
+	         HIREDIS_PATCH, codecs[0] ? codecs : "none");
+	emit(ctx, "Redis backend", buf);
 }
 
 void tc_redis_shutdown(void)
@@ -1401,23 +1402,27 @@ void tc_redis_shutdown(void)
 }
 
 const tc_backend tc_backend_redis = {
-	"redis",
-	redis_options,
-	sizeof(tcr_config),
-	redis_defaults,
-	redis_open,
-	redis_close,
-	redis_load,
-	redis_save,
-	redis_remove,
-	redis_clean,
-	redis_ids,
-	redis_tags,
-	redis_fill,
-	redis_metadata,
-	redis_touch,
-	redis_expire_now,
-	redis_stats,
-	redis_verify,
-	redis_failure,
+	.name = "redis",
+	.caps = TC_CAP_LISTINGS | TC_CAP_FOREVER,
+	.options = redis_options,
+	.config_size = sizeof(tcr_config),
+	.defaults = redis_defaults,
+	.open = redis_open,
+	.close = redis_close,
+	.load = redis_load,
+	.save = redis_save,
+	.remove = redis_remove,
+	.clean = redis_clean,
+	.ids = redis_ids,
+	.tags = redis_tags,
+	.fill = redis_fill,
+	.metadata = redis_metadata,
+	.touch = redis_touch,
+	.expire_now = redis_expire_now,
+	.stats = redis_stats,
+	.verify = redis_verify,
+	.failure = redis_failure,
+	.minfo = tc_redis_minfo,
+	.mshutdown = tc_redis_shutdown,
+	.atfork_child = tcr_conn_atfork_child,
 };

@@ -144,7 +144,7 @@ struct tcr_state {
 };
 
 /* tc_redis_conn.c */
-void tcr_conn_global_init(void);
+void tcr_conn_atfork_child(void);  /* tc_backend_redis.atfork_child */
 void tcr_conn_shutdown(void);
 double tcr_now_f(void);
 int tcr_parse_addrs(const char *list, int default_port, tcr_addr *out, int max, char *err);
@@ -222,7 +222,7 @@ size_t tcr_compress_bound(int codec, size_t inlen);
 int tcr_decompress(int codec, const char *in, size_t inlen, char *out, size_t outlen);
 
 /* tc_redis.c */
-void tc_redis_info(char *buf, size_t len);
+void tc_redis_minfo(tc_info_fn emit, void *ctx);
 void tc_redis_shutdown(void);
 extern const tc_backend tc_backend_redis;
 

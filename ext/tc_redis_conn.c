@@ -9,7 +9,7 @@
  *   timeout per interval, not one per call.
  * - Any I/O error, timeout or protocol error drops the socket: a late reply
  *   can never be read as the answer to the next command.
- * - Persistent connections live in a per-process pool. pthread_atfork bumps
+ * - Persistent connections live in a per-process pool. The fork hook bumps
  *   a generation counter in the child: a socket made before the fork is
  *   never written to by the child; the child closes its copy of the
  *   descriptor (which leaves the parent's socket alone) and reconnects.
@@ -66,7 +66,7 @@ struct tcr_cluster {
 };
 static struct tcr_cluster *clusters;
 
-static void on_fork_child(void)
+void tcr_conn_atfork_child(void)
 {
 	fork_gen++;
 }
@@ -92,16 +92,6 @@ uint32_t tcr_rand(void)
 	x ^= x << 25;
 	x ^= x >> 27;
 	return (uint32_t)((x * UINT64_C(0x2545F4914F6CDD1D)) >> 32);
-}
-
-void tcr_conn_global_init(void)
-{
-	static int done;
-
-	if (!done) {
-		done = 1;
-		pthread_atfork(NULL, NULL, on_fork_child);
-	}
 }
 
 double tcr_now_f(void)

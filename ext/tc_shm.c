@@ -1327,24 +1327,35 @@ static int shm_verify(void *st, tc_emit_fn emit, void *ctx)
 	return rc;
 }
 
+static void shm_minfo(tc_info_fn emit, void *ctx)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", TC_SHM_LAYOUT);
+	emit(ctx, "Shm segment layout", v);
+}
+
 const tc_backend tc_backend_shm = {
-	"shm",
-	shm_options,
-	sizeof(tc_shm_config),
-	shm_defaults,
-	shm_open_,
-	shm_close,
-	shm_load,
-	shm_save,
-	shm_remove,
-	shm_clean,
-	shm_ids,
-	shm_tags,
-	shm_fill,
-	shm_metadata,
-	shm_touch,
-	shm_expire_now,
-	shm_stats,
-	shm_verify,
-	NULL,  /* failure: shm has no connection to lose */
+	.name = "shm",
+	.caps = TC_CAP_LISTINGS | TC_CAP_FOREVER,
+	.options = shm_options,
+	.config_size = sizeof(tc_shm_config),
+	.defaults = shm_defaults,
+	.open = shm_open_,
+	.close = shm_close,
+	.load = shm_load,
+	.save = shm_save,
+	.remove = shm_remove,
+	.clean = shm_clean,
+	.ids = shm_ids,
+	.tags = shm_tags,
+	.fill = shm_fill,
+	.metadata = shm_metadata,
+	.touch = shm_touch,
+	.expire_now = shm_expire_now,
+	.stats = shm_stats,
+	.verify = shm_verify,
+	.failure = NULL, /* shm has no connection to lose */
+	.rshutdown = tc_shm_release_held,
+	.minfo = shm_minfo,
 };
