@@ -94,7 +94,10 @@ static inline void seq_end(tc_shm_hdr *h)
 
 /* ---------------------------------------------------------------- lock */
 
-static int wlock(tc_shm *s, char *err)
+/* The write lock, waited for up to lock_timeout; with `wait` 0 only
+ * tried (a reader's slow path: TC_ERR at once when a live process holds
+ * it). */
+static int wlock_(tc_shm *s, char *err, int wait)
 {
 	tc_shm_map *m = s->m;
 	struct timespec ts;
@@ -113,6 +116,9 @@ static int wlock(tc_shm *s, char *err)
 	if (r == 0 || r == EOWNERDEAD) {
 		goto got;
 	}
+	if (!wait) {
+		return TC_ERR;
+	}
 	tc_deadline(&ts, t);
 	r = pthread_mutex_timedlock(&m->hdr->lock, &ts);
 got:
@@ -121,6 +127,7 @@ got:
 		m->hdr->lock_recoveries++;
 		tc_shm_repair(m, "a process died while holding the write lock");
 		pthread_mutex_consistent(&m->hdr->lock);
+		m->checked = 1;  /* rebuilt from the checked entries */
 		return TC_OK;
 	}
 	if (r != 0) {
@@ -138,7 +145,25 @@ got:
 		tc_shm_repair(m, m->tainted ? "inconsistent structure found"
 		                            : "a request ended while holding the write lock");
 	}
+	if (!m->checked) {
+		/* First use in this process: walk the segment once, so that bytes
+		 * overwritten while nobody watched are repaired, never followed. */
+		if (tc_shm_check(m, NULL, NULL) != TC_OK) {
+			tc_shm_repair(m, "the structure check at attach failed");
+		}
+		m->checked = 1;
+	}
 	return TC_OK;
+}
+
+static int wlock(tc_shm *s, char *err)
+{
+	return wlock_(s, err, 1);
+}
+
+static int wlock_try(tc_shm *s)
+{
+	return wlock_(s, NULL, 0);
 }
 
 static void wunlock(tc_shm_map *m)
@@ -674,16 +699,12 @@ static int shm_open_(void **state, const void *config, char *err)
 	}
 	s->m = m;
 	s->lock_timeout = c->lock_timeout;
-	if (!m->checked) {
-		/* First use in this process: walk the segment once, so that bytes
-		 * overwritten while nobody watched are repaired, never followed. */
-		if (wlock(s, NULL) == TC_OK) {
-			if (tc_shm_check(m, NULL, NULL) != TC_OK) {
-				tc_shm_repair(m, "the structure check at attach failed");
-			}
-			wunlock(m);
-			m->checked = 1;
-		}
+	if (!m->checked && wlock_try(s) == TC_OK) {
+		/* First use in this process: the lock's first taker walks the
+		 * segment (wlock_), now if the lock is free, else with the first
+		 * write: a writer stopped with the lock held must not make the
+		 * constructor wait (readers bounds-check what they follow). */
+		wunlock(m);
 	}
 	*state = s;
 	return TC_OK;
@@ -694,9 +715,10 @@ static void shm_close(void *state)
 	free(state);  /* the mapping stays for the process's lifetime */
 }
 
-/* The lock-free read. TC_OK / TC_MISS, or 2: could not get a stable
- * view (a writer died in the window, or the index is damaged): the caller
- * falls back to the lock. */
+/* The lock-free read. TC_OK / TC_MISS, 2: the index is damaged (the
+ * caller repairs it under the lock if the lock is free), or 3: no stable
+ * view within the bounded retries (a writer is inside its publish window:
+ * stopped, preempted, or died there). A reader never waits for a writer. */
 static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, int64_t now,
                          tc_alloc_fn alloc, void *ctx, char **data, size_t *len, tc_meta *meta)
 {
@@ -790,7 +812,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 		tc_count(&H->stripes[tc_stripe_no].hits);
 		return TC_OK;
 	}
-	return 2;
+	return 3;
 }
 
 static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
@@ -804,11 +826,14 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
 
-	if (rc != 2) {
+	if (rc != 2 && rc != 3) {
 		return rc;
 	}
-	/* Slow path: under the lock, which also repairs what it must. */
-	if (wlock(s, NULL) != TC_OK) {
+	/* Slow path: under the lock, which also repairs what it must, but only
+	 * if it is free (or its holder died): a live holder, even one stopped
+	 * in its publish window, makes this key a miss, not a wait. */
+	if (wlock_try(s) != TC_OK) {
+		tc_count(&m->hdr->stripes[tc_stripe_no].misses);
 		return TC_MISS;
 	}
 	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len, h);
