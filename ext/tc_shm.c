@@ -104,6 +104,15 @@ static int wlock_(tc_shm *s, char *err, int wait)
 	double t = s->lock_timeout > 0 ? s->lock_timeout : 5.0;
 	int r;
 
+	{
+		/* Another process may have truncated the file under the mapping:
+		 * checked (one fstat) before the lock in it is touched. */
+		char ebuf[TC_ERRBUF];
+
+		if (tc_shm_fresh(m, err ? err : ebuf) != TC_OK) {
+			return TC_ERR;
+		}
+	}
 	if (m->held) {
 		/* This process holds it already: a call bailed out of a locked
 		 * section (fatal error, timeout) and a shutdown function or the
@@ -822,10 +831,22 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	tc_shm_map *m = s->m;
 	uint32_t h = tc_key_hash((const unsigned char *)id.p, id.len), slot;
 	int64_t now = tc_now_coarse();
-	int rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
+	int rc;
 
+	if (!m->base || m->fresh_at != now) {
+		/* The file's size, checked once a second (and at each request
+		 * start, object creation and write): a truncated file under the
+		 * mapping would be a SIGBUS. */
+		char ebuf[TC_ERRBUF];
+
+		m->fresh_at = now;
+		if (tc_shm_fresh(m, ebuf) != TC_OK) {
+			return TC_MISS;
+		}
+	}
+	rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	if (rc != 2 && rc != 3) {
 		return rc;
 	}
@@ -880,7 +901,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
-	tc_shm_hdr *H = m->hdr;
+	tc_shm_hdr *H;
 	uint64_t tnlen = tc_names_len(tags, ntags), need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
 	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
@@ -910,6 +931,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		}
 		return TC_ERR;
 	}
+	H = m->hdr;  /* after wlock(), which may have attached it again */
 	tc_crash_point("save_locked");
 	r = alloc_room(m, units, TC_B_ENTRY, now);
 	if (!r) {
@@ -1219,12 +1241,17 @@ static int shm_fill(void *st)
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
-	uint64_t heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
-	uint64_t used = __atomic_load_n(&m->hdr->bytes_used, __ATOMIC_RELAXED);
-	uint64_t by_bytes = heap ? used * 100 / heap : 100;
-	uint64_t by_slots = (uint64_t)m->hdr->entries * 100 / m->nslots;
-	uint64_t p = by_bytes > by_slots ? by_bytes : by_slots;
+	char ebuf[TC_ERRBUF];
+	uint64_t heap, used, by_bytes, by_slots, p;
 
+	if (tc_shm_fresh(m, ebuf) != TC_OK) {
+		return 0;
+	}
+	heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
+	used = __atomic_load_n(&m->hdr->bytes_used, __ATOMIC_RELAXED);
+	by_bytes = heap ? used * 100 / heap : 100;
+	by_slots = (uint64_t)m->hdr->entries * 100 / m->nslots;
+	p = by_bytes > by_slots ? by_bytes : by_slots;
 	return p > 100 ? 100 : (int)p;
 }
 
@@ -1318,8 +1345,15 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
-	tc_shm_hdr *H = m->hdr;
-	uint64_t hits, misses, heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
+	tc_shm_hdr *H;
+	uint64_t hits, misses, heap;
+	char ebuf[TC_ERRBUF];
+
+	if (tc_shm_fresh(m, ebuf) != TC_OK) {
+		return;  /* nothing to count: the segment is not attached */
+	}
+	H = m->hdr;
+	heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
 
 	tc_stripes_sum(H->stripes, &hits, &misses);
 	emit(ctx, "hits", (int64_t)hits);

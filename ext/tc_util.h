@@ -235,6 +235,15 @@ int tc_names_ok(const unsigned char *w, uint64_t len, uint32_t ntags);
 
 /* ------------------------------------------------------ files and locks */
 
+struct stat;
+/* Whether this process may use a file or directory of another owner: its
+ * own (euid), or, when `mode` (the configured one, e.g. 0660 or 0770)
+ * grants the group, one whose group is this process's (effective or
+ * supplementary) and whose mode grants that group too. TC_OK, or TC_ERR
+ * with "<what>: owned by ..." in err (TC_ERRBUF bytes). The caller still
+ * refuses a mode more open than `mode`. */
+int tc_check_owner(const struct stat *st, int mode, const char *what, char *err);
+
 /* A robust, process-shared mutex, in a shared mapping. */
 void tc_mutex_init_shared(pthread_mutex_t *mx);
 /* flock(LOCK_EX) on fd, tried every 2 ms up to `tries` times: 0, or -1
