@@ -94,6 +94,20 @@ static inline void seq_end(tc_shm_hdr *h)
 
 /* ---------------------------------------------------------------- lock */
 
+/* The file's size against the mapping's (tc_shm_fresh: one fstat), once
+ * per second of the coarse clock here; a new object and every request
+ * start check it unconditionally. TC_OK when the mapping may be touched. */
+static int fresh(tc_shm_map *m, int64_t now, char *err)
+{
+	char ebuf[TC_ERRBUF];
+
+	if (m->base && m->fresh_at == now) {
+		return TC_OK;
+	}
+	m->fresh_at = now;
+	return tc_shm_fresh(m, err ? err : ebuf);
+}
+
 /* The write lock, waited for up to lock_timeout; with `wait` 0 only
  * tried (a reader's slow path: TC_ERR at once when a live process holds
  * it). */
@@ -104,14 +118,10 @@ static int wlock_(tc_shm *s, char *err, int wait)
 	double t = s->lock_timeout > 0 ? s->lock_timeout : 5.0;
 	int r;
 
-	{
-		/* Another process may have truncated the file under the mapping:
-		 * checked (one fstat) before the lock in it is touched. */
-		char ebuf[TC_ERRBUF];
-
-		if (tc_shm_fresh(m, err ? err : ebuf) != TC_OK) {
-			return TC_ERR;
-		}
+	/* Another process may have truncated the file under the mapping:
+	 * checked before the lock in it is touched. */
+	if (fresh(m, tc_now_coarse(), err) != TC_OK) {
+		return TC_ERR;
 	}
 	if (m->held) {
 		/* This process holds it already: a call bailed out of a locked
@@ -835,16 +845,8 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	size_t vlen = 0;
 	int rc;
 
-	if (!m->base || m->fresh_at != now) {
-		/* The file's size, checked once a second (and at each request
-		 * start, object creation and write): a truncated file under the
-		 * mapping would be a SIGBUS. */
-		char ebuf[TC_ERRBUF];
-
-		m->fresh_at = now;
-		if (tc_shm_fresh(m, ebuf) != TC_OK) {
-			return TC_MISS;
-		}
+	if (fresh(m, now, NULL) != TC_OK) {
+		return TC_MISS;
 	}
 	rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	if (rc != 2 && rc != 3) {
@@ -1241,10 +1243,9 @@ static int shm_fill(void *st)
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
-	char ebuf[TC_ERRBUF];
 	uint64_t heap, used, by_bytes, by_slots, p;
 
-	if (tc_shm_fresh(m, ebuf) != TC_OK) {
+	if (fresh(m, tc_now_coarse(), NULL) != TC_OK) {
 		return 0;
 	}
 	heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
@@ -1347,9 +1348,8 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	tc_shm_map *m = s->m;
 	tc_shm_hdr *H;
 	uint64_t hits, misses, heap;
-	char ebuf[TC_ERRBUF];
 
-	if (tc_shm_fresh(m, ebuf) != TC_OK) {
+	if (fresh(m, tc_now_coarse(), NULL) != TC_OK) {
 		return;  /* nothing to count: the segment is not attached */
 	}
 	H = m->hdr;
