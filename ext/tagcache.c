@@ -83,6 +83,16 @@ static PHP_MSHUTDOWN_FUNCTION(tagcache)
 	return SUCCESS;
 }
 
+/* A segment that another process truncated or extended since the last
+ * request is attached again before anything touches it (a SIGBUS else). */
+static PHP_RINIT_FUNCTION(tagcache)
+{
+	(void)type;
+	(void)module_number;
+	tc_shm_fresh_all();
+	return SUCCESS;
+}
+
 /* A request that bailed out (hard timeout, fatal error) in the middle of a
  * locked section must not leave the lock held: each engine gives back what
  * it holds. */
@@ -139,7 +149,7 @@ zend_module_entry tagcache_module_entry = {
 	NULL,
 	PHP_MINIT(tagcache),
 	PHP_MSHUTDOWN(tagcache),
-	NULL,
+	PHP_RINIT(tagcache),
 	PHP_RSHUTDOWN(tagcache),
 	PHP_MINFO(tagcache),
 	PHP_TAGCACHE_VERSION,
