@@ -83,13 +83,20 @@ static PHP_MSHUTDOWN_FUNCTION(tagcache)
 	return SUCCESS;
 }
 
-/* A segment that another process truncated or extended since the last
- * request is attached again before anything touches it (a SIGBUS else). */
+/* Each engine notices what changed under it since the last request (shm: a
+ * segment another process truncated is attached again before anything
+ * touches it, a SIGBUS else). */
 static PHP_RINIT_FUNCTION(tagcache)
 {
+	const tc_engine *e;
+
 	(void)type;
 	(void)module_number;
-	tc_shm_fresh_all();
+	for (e = tc_engines; e->be; e++) {
+		if (e->be->rinit) {
+			e->be->rinit();
+		}
+	}
 	return SUCCESS;
 }
 

@@ -1415,6 +1415,7 @@ const tc_backend tc_backend_shm = {
 	.stats = shm_stats,
 	.verify = shm_verify,
 	.failure = NULL, /* shm has no connection to lose */
+	.rinit = tc_shm_fresh_all,
 	.rshutdown = tc_shm_release_held,
 	.minfo = shm_minfo,
 };

@@ -169,7 +169,7 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err);
  * that fails, and the map stays detached (base NULL). */
 int tc_shm_fresh(tc_shm_map *m, char *err);
 /* At request start: tc_shm_fresh on every mapping whose size changed. */
-int tc_shm_fresh_all(void);
+void tc_shm_fresh_all(void);
 void tc_shm_format(tc_shm_map *m);          /* empty index and heap */
 void tc_shm_index_reset(tc_shm_map *m);     /* empty index (slots, buckets) */
 void tc_shm_release_held(void);            /* request end after a bailout */

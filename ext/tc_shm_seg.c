@@ -451,7 +451,7 @@ int tc_shm_fresh(tc_shm_map *m, char *err)
 	return TC_OK;
 }
 
-int tc_shm_fresh_all(void)
+void tc_shm_fresh_all(void)
 {
 	char err[TC_ERRBUF];
 	tc_shm_map *m;
@@ -463,7 +463,6 @@ int tc_shm_fresh_all(void)
 			(void)tc_shm_fresh(m, err);
 		}
 	}
-	return 0;
 }
 
 /* After a bailout (hard timeout, fatal error) in the middle of a locked
