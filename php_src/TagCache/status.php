@@ -254,7 +254,7 @@ function svg_chart(array $rows, string $color, callable $fmt, string $title): st
     $o = '<svg class="chart" width="' . ($lw + $bw + 90) . '" height="' . $h . '" role="img" aria-label="' . h($title) . '">';
     foreach ($rows as $i => [$label, $v]) {
         $y = $i * $lh + 2;
-        $short = mb_strlen($label) > 28 ? mb_substr($label, 0, 27) . '…' : $label;
+        $short = preg_replace('/^(.{27}).{2,}$/us', '$1…', $label) ?? (strlen($label) > 28 ? substr($label, 0, 27) . '…' : $label);
         $o .= '<g data-tag="' . h($label) . '" data-value="' . h($v) . '"><text x="' . ($lw - 6) . '" y="' . ($y + 15) . '" text-anchor="end"><title>' . h($label) . '</title>' . h($short) . '</text>'
             . '<rect x="' . $lw . '" y="' . ($y + 3) . '" width="' . max(1, round($v / $max * $bw, 1)) . '" height="15" rx="2" fill="' . $color . '"/>'
             . '<text x="' . ($lw + round($v / $max * $bw, 1) + 6) . '" y="' . ($y + 15) . '" class="v">' . h($fmt($v)) . '</text></g>';
@@ -321,7 +321,7 @@ function render_store(array $f, array $store, string $csrf, bool $withBytes): st
     $o .= fig('misses', $f['misses'], $f['misses'] === null ? 'n/a' : number_format($f['misses']), 'Misses' . ($f['counters'] === 'process' ? ' (this process)' : ''));
     $o .= fig('entries', $f['entries'], $f['entries'] === null ? 'n/a' : number_format($f['entries']), 'Entries');
     $o .= fig('tags', $f['tags'], $f['tags'] === null ? 'n/a' : number_format($f['tags']), 'Tags');
-    $o .= fig('bytes', $f['bytes'], bytes($f['bytes']), 'Bytes used', $f['size'] ? '<span class="muted">of ' . h(bytes($f['size'])) . '</span>' : '');
+    $o .= fig('bytes', $f['bytes'], bytes($f['bytes']), $f['engine'] === 'Redis' ? 'Bytes used (whole server)' : 'Bytes used', $f['size'] ? '<span class="muted">of ' . h(bytes($f['size'])) . '</span>' : '');
     foreach (['evictions' => 'Evictions', 'expirations' => 'Expirations', 'lock_recoveries' => 'Lock recoveries'] as $k => $l) {
         $o .= fig($k, $f[$k], $f[$k] === null ? 'n/a' : number_format($f[$k]), $l);
     }
