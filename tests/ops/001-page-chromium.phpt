@@ -7,6 +7,8 @@ tagcache
 require __DIR__ . '/ops.inc';
 if (($r = ops_skip_reason(true, true)) !== null) die("skip $r");
 ?>
+--INI--
+log_errors=0
 --FILE--
 <?php
 require __DIR__ . '/ops.inc';

@@ -509,7 +509,7 @@ function prom_num(int|float $v): string
 function metric_families(): array
 {
     return [
-        'tagcache_up' => ['gauge', 'Whether the store could be opened and read (1) or not (0).'],
+        'tagcache_up' => ['gauge', 'Whether the store could be opened and read, and for a network store at least one of its servers answered (1), or not (0).'],
         'tagcache_hits_total' => ['counter', 'Reads that found an entry (Shm and File: every process of the store).'],
         'tagcache_misses_total' => ['counter', 'Reads that found no valid entry (Shm and File: every process of the store).'],
         'tagcache_writes_total' => ['counter', 'Entries written (Shm and File: every process of the store).'],
@@ -538,7 +538,8 @@ function prometheus(array $stores): string
     foreach ($stores as $s) {
         $f = isset($s['ok']) && array_key_exists('stats', $s) ? $s : collect($s, false);
         $l = 'store="' . prom_label($f['name']) . '"';
-        $samples['tagcache_up'][] = '{' . $l . ',engine="' . prom_label($f['engine']) . '"} ' . ($f['ok'] ? 1 : 0);
+        $up = $f['ok'] && (!$f['nodes'] || in_array(true, array_column($f['nodes'], 'up'), true));
+        $samples['tagcache_up'][] = '{' . $l . ',engine="' . prom_label($f['engine']) . '"} ' . ($up ? 1 : 0);
         foreach ($f['nodes'] as $n) {
             $samples['tagcache_node_up'][] = '{' . $l . ',node="' . prom_label($n['node']) . '",kind="' . prom_label($n['kind']) . '"} ' . ($n['up'] ? 1 : 0);
         }
