@@ -230,9 +230,8 @@ function fail(int $code, string $msg): void
 }
 
 /** A horizontal bar, value 0..1, as inline SVG. */
-function svg_bar(?float $ratio, string $label, string $color = '#2f6fb3'): string
+function svg_bar(?float $ratio, string $label, string $color = '#2f6fb3', int $w = 220): string
 {
-    $w = 220;
     $x = $ratio === null ? 0 : max(0, min(1, $ratio)) * $w;
     return '<svg class="bar" width="' . $w . '" height="14" viewBox="0 0 ' . $w . ' 14" role="img" aria-label="' . h($label) . '">'
         . '<rect width="' . $w . '" height="14" rx="3" fill="#e6e9ee"/>'
@@ -285,18 +284,38 @@ function render(array $cfg, string $csrf, ?string $message): string
         $o .= '<section><h2>No store configured</h2><p>Point the page at a configuration file: set TAGCACHE_STATUS_CONFIG, '
             . 'or put tagcache-status.config.php beside this script (see the README, "Status page").</p></section>';
     }
-    $nav = [];
-    foreach ($all as $f) {
-        $nav[] = '<a href="#store-' . h(rawurlencode($f['name'])) . '">' . h($f['name']) . '</a>';
-    }
-    if (count($nav) > 1) {
-        $o .= '<nav>' . implode(' ', $nav) . '</nav>';
+    if (count($all) > 1) {
+        $o .= render_overview($all);
     }
     foreach ($all as $f) {
         $o .= render_store($f, $cfg['stores'][$f['name']], $csrf, $withBytes);
     }
     return $o . "<footer class=\"muted\">Figures from each engine's stats(). Shm and File count hits for every process of the store; "
         . "Redis and Memcached count per client process, so their hit rate is not shown here (the server's own counters are under Servers).</footer></body></html>\n";
+}
+
+/** One line per store: the figures a person scans first. */
+function render_overview(array $all): string
+{
+    $o = '<section class="store overview"><h2>Stores</h2><table><tr><th>store</th><th>engine</th><th>fill</th><th class="num">hit rate</th>'
+        . '<th class="num">entries</th><th class="num">bytes used</th><th class="num">evictions</th><th>servers</th></tr>';
+    foreach ($all as $f) {
+        $up = count(array_filter($f['nodes'], static fn ($n) => $n['up']));
+        $servers = $f['nodes'] ? ($up === count($f['nodes']) ? '<span class="up">' . $up . ' up</span>'
+            : '<span class="down">' . (count($f['nodes']) - $up) . ' down</span>, ' . $up . ' up') : '';
+        $o .= '<tr><td><a href="#store-' . h(rawurlencode($f['name'])) . '">' . h($f['name']) . '</a></td><td>' . h($f['engine']) . '</td>';
+        if (!$f['ok']) {
+            $o .= '<td colspan="5" class="err">' . h($f['error']) . '</td><td>' . $servers . '</td></tr>';
+            continue;
+        }
+        $o .= '<td>' . svg_bar($f['fill'] / 100, 'fill', $f['fill'] >= 90 ? '#c0392b' : '#2f6fb3', 90) . ' ' . h($f['fill']) . ' %</td>'
+            . '<td class="num">' . ($f['hit_rate'] === null ? '<span class="muted">n/a</span>' : h(number_format($f['hit_rate'] * 100, 1)) . ' %') . '</td>'
+            . '<td class="num">' . ($f['entries'] === null ? 'n/a' : h(number_format($f['entries']))) . '</td>'
+            . '<td class="num">' . h(bytes($f['bytes'])) . '</td>'
+            . '<td class="num">' . ($f['evictions'] === null ? '<span class="muted">n/a</span>' : h(number_format($f['evictions']))) . '</td>'
+            . '<td>' . $servers . '</td></tr>';
+    }
+    return $o . '</table></section>';
 }
 
 function render_store(array $f, array $store, string $csrf, bool $withBytes): string
@@ -345,7 +364,7 @@ function render_store(array $f, array $store, string $csrf, bool $withBytes): st
             . ' entries (those reads count as hits). <a href="?tagbytes=1#store-' . h(rawurlencode($name)) . '">Measure</a></p>';
     } else {
         $o .= svg_chart($t['by_bytes'], '#8e44ad', static fn ($v) => bytes($v), 'top tags by bytes');
-        $o .= '<p class="muted">From ' . number_format($t['bytes_entries']) . ' entries read' . ($t['sampled'] ? ' (a sample)' : '') . '.</p>';
+        $o .= '<p class="muted">From ' . number_format($t['bytes_entries']) . ' entries read' . ($t['bytes_sampled'] ? ' (a sample: at most ' . BYTES_SAMPLE . ')' : '') . '.</p>';
     }
     $o .= '</div></div>';
 
@@ -431,7 +450,7 @@ function css(): string
         . '.num{text-align:right;font-variant-numeric:tabular-nums}.id{font-family:ui-monospace,monospace;word-break:break-all;max-width:520px}'
         . '.up{color:#1e7e34;font-weight:600}.down{color:#c0392b;font-weight:600}.small{font-size:12px}.muted{color:#778;font-size:12px}'
         . '.err{color:#c0392b;font-weight:600}.msg{margin:14px 28px;padding:10px 14px;background:#fff7d6;border:1px solid #e8d48a;border-radius:6px}'
-        . '.cols{display:flex;flex-wrap:wrap;gap:12px 48px}.cols>div{min-width:420px}.chart text{font-size:12px;fill:#334}.chart text.v{fill:#667}'
+        . '.cols{display:flex;flex-wrap:wrap;gap:12px 48px}.cols>div{flex:1 1 440px}.overview td{vertical-align:middle}.overview svg{vertical-align:middle}.chart text{font-size:12px;fill:#334}.chart text.v{fill:#667}'
         . '.actions form{margin:6px 0}form.inline{display:inline}input{font:inherit;padding:3px 6px;border:1px solid #c9d1dc;border-radius:4px}'
         . 'button{font:inherit;padding:3px 12px;border:1px solid #2f6fb3;background:#2f6fb3;color:#fff;border-radius:4px;cursor:pointer}'
         . 'button.small{padding:0 8px;font-size:12px;background:#fff;color:#2f6fb3}button.danger{background:#c0392b;border-color:#c0392b}'

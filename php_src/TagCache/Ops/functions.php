@@ -287,12 +287,13 @@ function collect(array $store, bool $withTags = true, bool $withBytes = false, ?
  * BYTES_SAMPLE entries with load(), which counts as reads in the store's
  * hit counters). Returns ['by_entries' => [[tag, entries], ...], 'by_bytes'
  * => [[tag, bytes], ...] or null, 'tags_counted' => n, 'tags_total' => n,
- * 'sampled' => bool, 'bytes_entries' => entries read, 'supported' => bool].
+ * 'sampled' => bool (not every tag counted), 'bytes_entries' => entries read,
+ * 'bytes_sampled' => bool (not every entry read), 'supported' => bool].
  */
 function top_tags(\TagCache\Backend $b, ?int $tagsTotal, bool $withBytes = false, int $top = 10): array
 {
     $r = ['by_entries' => [], 'by_bytes' => null, 'tags_counted' => 0, 'tags_total' => $tagsTotal,
-        'sampled' => false, 'bytes_entries' => 0, 'supported' => true];
+        'sampled' => false, 'bytes_entries' => 0, 'bytes_sampled' => false, 'supported' => true];
     try {
         $caps = $b->getCapabilities();
         if (empty($caps['get_list'])) {
@@ -334,7 +335,7 @@ function top_tags(\TagCache\Backend $b, ?int $tagsTotal, bool $withBytes = false
             foreach ($m as $id) {
                 if (!array_key_exists($id, $size)) {
                     if (count($size) >= BYTES_SAMPLE) {
-                        $r['sampled'] = true;
+                        $r['bytes_sampled'] = true;
                         continue;
                     }
                     $v = $b->load($id, true);
