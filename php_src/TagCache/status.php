@@ -345,6 +345,12 @@ function render_store(array $f, array $store, string $csrf, bool $withBytes): st
         $o .= fig($k, $f[$k], $f[$k] === null ? 'n/a' : number_format($f[$k]), $l);
     }
     $o .= '</dl>';
+    // everything else the engine counts (File compactions, Redis errors and reconnects, TwoLevel lag and invalidations)
+    $o .= '<details><summary>All of stats()</summary><table class="all">';
+    foreach ($f['stats'] as $k => $v) {
+        $o .= '<tr><td>' . h($k) . '</td><td class="num" data-stat="' . h($k) . '">' . h(is_scalar($v) ? (is_int($v) ? number_format($v) : $v) : json_encode($v)) . '</td></tr>';
+    }
+    $o .= '</table></details>';
     $o .= render_nodes($f);
 
     $t = $f['top'];
@@ -454,5 +460,6 @@ function css(): string
         . '.actions form{margin:6px 0}form.inline{display:inline}input{font:inherit;padding:3px 6px;border:1px solid #c9d1dc;border-radius:4px}'
         . 'button{font:inherit;padding:3px 12px;border:1px solid #2f6fb3;background:#2f6fb3;color:#fff;border-radius:4px;cursor:pointer}'
         . 'button.small{padding:0 8px;font-size:12px;background:#fff;color:#2f6fb3}button.danger{background:#c0392b;border-color:#c0392b}'
+        . 'details{margin:4px 0 8px}summary{cursor:pointer;color:#2f6fb3;font-size:13px}table.all td{font-size:12px;padding:1px 10px}'
         . 'footer{margin:10px 28px 30px}';
 }

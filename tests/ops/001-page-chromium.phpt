@@ -48,6 +48,10 @@ foreach ($p['objects'] as $name => $b) {
     } else {
         tcr_same('', $f['hit_rate'] ?? null, "$name: no hit rate for per-process counters");
     }
+    tcr_same(array_keys($st), array_keys($page[$name]['stats']), "$name: the page lists every key of stats()");
+    if ($name !== 'shop-redis') {
+        tcr_same($st, $page[$name]['stats'], "$name: with stats()'s values");
+    }
     $after = $b->stats();
     tcr_same([$st['hits'], $st['misses']], [$after['hits'], $after['misses']], "$name: viewing the page reads no entry (hits and misses unchanged)");
 
@@ -105,6 +109,8 @@ ok: shop shm: page evictions = stats()['evictions']
 ok: shop shm: page expirations = stats()['expirations']
 ok: shop shm: page lock_recoveries = stats()['lock_recoveries']
 ok: shop shm: page hit rate = hits / (hits + misses)
+ok: shop shm: the page lists every key of stats()
+ok: shop shm: with stats()'s values
 ok: shop shm: viewing the page reads no entry (hits and misses unchanged)
 ok: shop shm: CATALOG is shown with its 8 entries
 ok: shop shm: store_0's count = getIdsMatchingTags()
@@ -121,6 +127,8 @@ ok: shop-file: page evictions = stats()['evictions']
 ok: shop-file: page expirations = stats()['expirations']
 ok: shop-file: page lock_recoveries = stats()['lock_recoveries']
 ok: shop-file: page hit rate = hits / (hits + misses)
+ok: shop-file: the page lists every key of stats()
+ok: shop-file: with stats()'s values
 ok: shop-file: viewing the page reads no entry (hits and misses unchanged)
 ok: shop-file: CATALOG is shown with its 8 entries
 ok: shop-file: store_0's count = getIdsMatchingTags()
@@ -132,6 +140,7 @@ ok: shop-redis: page tags = stats()['tags']
 ok: shop-redis: page bytes is the server's used_memory (a positive number)
 ok: shop-redis: page fill = getFillingPercentage()
 ok: shop-redis: no hit rate for per-process counters
+ok: shop-redis: the page lists every key of stats()
 ok: shop-redis: viewing the page reads no entry (hits and misses unchanged)
 ok: shop-redis: CATALOG is shown with its 8 entries
 ok: shop-redis: store_0's count = getIdsMatchingTags()
