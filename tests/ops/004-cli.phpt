@@ -119,6 +119,12 @@ tcr_check($r['exit'] === 1 && str_contains($r['err'], 'missing or unreadable'), 
 
 $r = ops_cli(['stats', '--config', $p['config'], '--store', 'shop-file', '--json']);
 tcr_same([0, 'shop-file'], [$r['exit'], $r['json']['store'] ?? null], '--config --store: the status page\'s store');
+file_put_contents("$dir/status.ini", "trusted = \"127.0.0.1, ::1\"\n[store.main]\nbackend = Shm\noptions[segment] = $seg\noptions[size] = 4M\n"
+    . "[store.m1]\nmagento = $root/app/etc/local.xml\n");
+$r = ops_cli(['inspect', 'm1-entry', '--config', "$dir/status.ini", '--store', 'main', '--json']);
+tcr_same([0, true], [$r['exit'], $r['json']['found'] ?? null], 'an INI configuration: [store.main] with options[...]');
+$r = ops_cli(['stats', '--config', "$dir/status.ini", '--store', 'm1/full_page_cache', '--json']);
+tcr_same([0, 'File'], [$r['exit'], $r['json']['engine'] ?? null], 'an INI configuration: magento = local.xml gives m1/default and m1/full_page_cache');
 $r = ops_cli(['stats', '--config', $p['config']]);
 tcr_check($r['exit'] === 2 && str_contains($r['err'], 'choose one with --store'), '--config with several stores and no --store: exit 2', $r['err']);
 ?>
@@ -168,4 +174,6 @@ ok: env.php 'cache' => 'frontend' => 'default'
 ok: env.php: a frontend with another backend: exit 1, said why
 ok: a missing Magento file: exit 1, said why
 ok: --config --store: the status page's store
+ok: an INI configuration: [store.main] with options[...]
+ok: an INI configuration: magento = local.xml gives m1/default and m1/full_page_cache
 ok: --config with several stores and no --store: exit 2
