@@ -356,7 +356,8 @@ function render_store(array $f, array $store, string $csrf, bool $withBytes): st
     $t = $f['top'];
     $o .= '<div class="cols"><div><h3>Top tags by entries</h3>';
     if (!$t['supported']) {
-        $o .= '<p class="muted">This engine keeps no tag listing (getTags() is not supported).</p>';
+        $o .= isset($t['error']) ? '<p class="err">' . h($t['error']) . '</p>'
+            : '<p class="muted">This engine keeps no tag listing (getTags() is not supported).</p>';
     } else {
         $o .= svg_chart($t['by_entries'], '#2f6fb3', static fn ($v) => number_format($v), 'top tags by entries');
         $o .= '<p class="muted">Counted ' . number_format($t['tags_counted']) . ' of ' . number_format((int)$t['tags_total']) . ' tags'
@@ -456,7 +457,7 @@ function css(): string
         . '.num{text-align:right;font-variant-numeric:tabular-nums}.id{font-family:ui-monospace,monospace;word-break:break-all;max-width:520px}'
         . '.up{color:#1e7e34;font-weight:600}.down{color:#c0392b;font-weight:600}.small{font-size:12px}.muted{color:#778;font-size:12px}'
         . '.err{color:#c0392b;font-weight:600}.msg{margin:14px 28px;padding:10px 14px;background:#fff7d6;border:1px solid #e8d48a;border-radius:6px}'
-        . '.cols{display:flex;flex-wrap:wrap;gap:12px 48px}.cols>div{flex:1 1 440px}.overview td{vertical-align:middle}.overview svg{vertical-align:middle}.chart text{font-size:12px;fill:#334}.chart text.v{fill:#667}'
+        . '.cols{display:flex;flex-wrap:wrap;gap:12px 48px}.cols>div{flex:1 1 440px}.overview td{vertical-align:middle;white-space:nowrap}.overview td.err{white-space:normal;font-size:13px}.overview svg{vertical-align:middle}.chart text{font-size:12px;fill:#334}.chart text.v{fill:#667}'
         . '.actions form{margin:6px 0}form.inline{display:inline}input{font:inherit;padding:3px 6px;border:1px solid #c9d1dc;border-radius:4px}'
         . 'button{font:inherit;padding:3px 12px;border:1px solid #2f6fb3;background:#2f6fb3;color:#fff;border-radius:4px;cursor:pointer}'
         . 'button.small{padding:0 8px;font-size:12px;background:#fff;color:#2f6fb3}button.danger{background:#c0392b;border-color:#c0392b}'

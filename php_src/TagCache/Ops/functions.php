@@ -277,7 +277,13 @@ function collect(array $store, bool $withTags = true, bool $withBytes = false, ?
         $f[$k] = $get($k);
     }
     if ($withTags) {
-        $f['top'] = top_tags($b, $f['tags'], $withBytes);
+        try {
+            $f['top'] = top_tags($b, $f['tags'], $withBytes);
+        } catch (\Throwable $e) {
+            // a server that fails between stats() and the listings: the figures stay
+            $f['top'] = ['by_entries' => [], 'by_bytes' => null, 'tags_counted' => 0, 'tags_total' => $f['tags'],
+                'sampled' => false, 'bytes_entries' => 0, 'bytes_sampled' => false, 'supported' => false, 'error' => $e->getMessage()];
+        }
     }
     return $f;
 }
