@@ -267,6 +267,11 @@ int tcf_log_header_ok(const tcf_loghdr *h, uint32_t number);
 uint32_t tcf_log_obsolete(const tcf_loghdr *h);
 int tcf_log_create(tcf_store *s, const tc_file *f, uint32_t number, uint32_t base, uint64_t *salt,
                    char *err);
+int tcf_log_create_as(tcf_store *s, const tc_file *f, const char *name, uint32_t number, uint32_t base,
+                      uint64_t *salt, char *err);
+int tcf_log_header_intact(const tcf_loghdr *h);
+int tcf_log_header_repair(tcf_loghdr *h, uint32_t number);
+int tcf_log_header_rewrite(int fd, uint32_t number, uint32_t base, uint64_t salt, int64_t created);
 int tcf_log_mark_obsolete(tcf_store *s, uint32_t number);
 unsigned char *tcf_lmap_get(tcf_store *s, uint32_t number, uint64_t salt, uint64_t need);
 void tcf_lmap_drop(tcf_store *s, uint32_t number);
