@@ -370,9 +370,16 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 
 /* -------------------------------------------------------------- writes */
 
-/* Grows what the index ran out of by half, by rebuilding it bigger
- * (half, not double: the index is a good part of the store's bytes, and
- * every page of it is reserved on disk). */
+/* Grows the index (by rebuilding it bigger) so that this save fits: each
+ * capacity to at least what is in use plus what the save asks for, with
+ * room to spare, and what ran out by half again at least (half, not
+ * double: the index is a good part of the store's bytes, and every page
+ * of it is reserved on disk). The heap is sized from the save's own needs
+ * (its links, and for each tag a name and a member array), not from what
+ * is in use now: a reservation that failed gave back everything it took,
+ * so a save of thousands of tags never showed in heap_used, and growing by
+ * that alone rebuilt the index at the same size again and again.
+ * TC_MISS when the index cannot grow to that (nothing was rebuilt). */
 static uint32_t half_more(uint32_t v, uint32_t max)
 {
 	uint64_t n = (uint64_t)v + v / 2 + 64;
@@ -380,25 +387,45 @@ static uint32_t half_more(uint32_t v, uint32_t max)
 	return n > max ? max : (uint32_t)n;
 }
 
-static int grow(tc_file *f, char *err)
+static uint32_t at_least(uint32_t v, uint64_t want, uint32_t max)
+{
+	return want > max ? max : (want > v ? (uint32_t)want : v);
+}
+
+static int grow(tc_file *f, const tc_str *tags, size_t ntags, char *err)
 {
 	tcf_idx *x = &f->s->ix;
+	tcf_hdr *H = x->hdr;
 	tcf_caps c = {x->nslots, x->ntags, x->heap_units};
+	uint64_t units = ntags, heap;
+	size_t i;
 
+	for (i = 0; i < ntags; i++) {
+		units += (tags[i].len + TCF_UNIT - 1) / TCF_UNIT + 2;
+	}
+	/* size classes round a block up by a quarter at most */
+	units += units / 4 + 64;
+	heap = (uint64_t)H->heap_used + H->heap_used / 2 + units + 1024;
+	c.nslots = at_least(c.nslots, (uint64_t)H->entries + H->entries / 4 + 64, 1u << 30);
+	c.ntags = at_least(c.ntags, (uint64_t)H->tags + H->tags / 4 + ntags + 64, 1u << 30);
+	c.heap_units = at_least(c.heap_units, heap, UINT32_MAX - 16);
 	switch (x->full) {
 	case TCF_FULL_SLOTS:
-		c.nslots = half_more(x->nslots, 1u << 30);
+		c.nslots = at_least(c.nslots, half_more(x->nslots, 1u << 30), 1u << 30);
 		break;
 	case TCF_FULL_TAGS:
-		c.ntags = half_more(x->ntags, 1u << 30);
+		c.ntags = at_least(c.ntags, half_more(x->ntags, 1u << 30), 1u << 30);
+		break;
+	case TCF_FULL_HEAP:
+		c.heap_units = at_least(c.heap_units, half_more(x->heap_units, UINT32_MAX - 16), UINT32_MAX - 16);
 		break;
 	default:
-		/* the heap: half again its size when more than half of it is in
-		 * use; otherwise the same size (the rebuild packs it again) */
-		if ((uint64_t)x->hdr->heap_used * 2 >= x->heap_units) {
-			c.heap_units = half_more(x->heap_units, UINT32_MAX - 16);
-		}
 		break;
+	}
+	if (c.nslots == x->nslots && c.ntags == x->ntags && c.heap_units == x->heap_units) {
+		snprintf(err, TC_ERRBUF, "%.3000s: the index cannot grow any more (%u slots, %u tags, %u heap units)",
+		         f->s->dir, x->nslots, x->ntags, x->heap_units);
+		return TC_MISS;
 	}
 	return tcf_rebuild(f, &c, 0, NULL, err);
 }
@@ -435,7 +462,9 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 		goto out_nolock;
 	}
 	tc_crash_point("file_save_locked");
-	for (tries = 0; tries < 12; tries++) {
+	/* A failed reservation grows the index to fit this save at once; a
+	 * second try is for a heap that fragmentation still defeats. */
+	for (tries = 0; tries < 4; tries++) {
 		if (tcf_make_room(f, need, now, err) != TC_OK) {
 			goto fail;
 		}
@@ -451,12 +480,13 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 			if (tcf_rebuild(f, &c, 0, "an inconsistency was found in the index", err) != TC_OK) {
 				goto fail;
 			}
-		} else if (grow(f, err) != TC_OK) {
+		} else if (grow(f, tags, ntags, err) != TC_OK) {
 			goto fail;
 		}
 	}
 	if (!reserved) {
-		snprintf(err, TC_ERRBUF, "%.3000s: the index could not make room", s->dir);
+		snprintf(err, TC_ERRBUF, "%.3000s: the index could not make room for an entry with %zu tags", s->dir,
+		         ntags);
 		goto fail;
 	}
 	if (tcf_prepare_append(f, need, &off, &salt, err) != TC_OK) {
