@@ -131,9 +131,21 @@ static void file_close(void *state)
 
 /* --------------------------------------------------------------- reads */
 
-/* The lock-free read. TC_OK, TC_MISS, TC_ERR (allocation), or 2: no
- * stable view, or a damaged record: the caller reads under the lock,
- * which repairs. */
+/* How long a reader waits for a writer's odd-sequence window to close:
+ * READ_TRIES attempts with tc_backoff() (spins, then yields, then 20 us
+ * sleeps: some tens of milliseconds in all), then a miss. A window holds a
+ * few stores (a save) or a batch of 32 to 64 changes (removals,
+ * compaction), so only a writer that stopped inside it (SIGSTOP, a
+ * debugger, a cgroup freezer) makes a reader give up; while the same
+ * window stays open, later reads of this process give up after a few
+ * spins (s->stuck_seq). The sequence is one for the whole index: while a
+ * writer is stopped in its window every key is a miss, none waits. */
+#define READ_TRIES 1000
+#define STUCK_TRIES 8
+
+/* The lock-free read. TC_OK, TC_MISS, TC_ERR (allocation), or 2: a
+ * damaged record or an inconsistent index: the caller repairs, under the
+ * lock if it is free. */
 static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64_t now,
                      tc_alloc_fn alloc, void *ctx, char **data, size_t *len, tc_meta *meta)
 {
@@ -152,7 +164,7 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 	x = &s->ix;
 	H = x->hdr;
 	tcf_lmap_prune(s);
-	for (attempt = 0; attempt < 200; attempt++) {
+	for (attempt = 0;; attempt++) {
 		uint64_t s1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE), off = 0, end = 0, salt = 0;
 		uint32_t i, steps = 0, found = 0, lg = 0, rlen = 0, want_map = 0;
 		int64_t expire = 0, mtime = 0;
@@ -161,6 +173,12 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		tcf_rec r;
 
 		if (s1 & 1) {
+			if (attempt >= READ_TRIES || (s1 == s->stuck_seq && attempt >= STUCK_TRIES)) {
+				/* a writer inside its window all this time: a miss */
+				s->stuck_seq = s1;
+				tc_count(&H->stripes[tc_stripe_no].misses);
+				return TC_MISS;
+			}
 			tc_backoff(attempt);
 			continue;
 		}
@@ -223,6 +241,10 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
 		}
 		if (tc_seq_changed(&H->seq, s1)) {
+			if (attempt >= READ_TRIES) {
+				tc_count(&H->stripes[tc_stripe_no].misses);
+				return TC_MISS;  /* writers all the time: never stable */
+			}
 			tc_backoff(attempt);
 			continue;
 		}
@@ -262,7 +284,6 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		tc_count(&H->stripes[tc_stripe_no].hits);
 		return TC_OK;
 	}
-	return 2;
 }
 
 /* Under the lock: the slot of an id in the current index, 0 if absent. */
@@ -321,8 +342,11 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 	if (rc != 2) {
 		return rc;
 	}
-	/* Slow path: under the lock, which also repairs what it must. */
-	if (tcf_lock(f, NULL) != TC_OK) {
+	/* Slow path: under the lock, which also repairs what it must; only if
+	 * the lock is free at once: a reader never waits for a writer (one
+	 * that holds the lock repairs nothing for us, and may be stopped). */
+	if (tcf_lock_nowait(f, NULL) != TC_OK) {
+		tc_count(&s->ix.hdr->stripes[tc_stripe_no].misses);
 		return TC_MISS;
 	}
 	x = &s->ix;

@@ -219,6 +219,7 @@ typedef struct tcf_store {
 	int held;            /* this process holds ix's mutex */
 	int flockfd;         /* >= 0 while this process holds the directory lock */
 	int warned;          /* damage already logged once */
+	uint64_t stuck_seq;  /* an odd sequence a read gave up on (a stopped writer) */
 } tcf_store;
 
 /* Per object: the options that shape how it writes. */
@@ -321,6 +322,7 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx);
 /* tc_file_store.c: directory, index file, locks, process registry */
 int tcf_attach(tc_file *f, const tc_file_config *c, char *err);
 int tcf_lock(tc_file *f, char *err);
+int tcf_lock_nowait(tc_file *f, char *err);
 void tcf_unlock(tc_file *f);
 void tcf_dirty(tcf_store *s);
 int tcf_flock(tcf_store *s, char *err);

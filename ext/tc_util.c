@@ -21,7 +21,7 @@
 static void (*log_sink)(const char *msg);
 static char crash_name[64];
 static long crash_after = 1, crash_seen;
-static int crash_fatal;
+static int crash_fatal, crash_stop;
 static void (*crash_hook)(const char *point);
 
 void tc_set_crash_hook(void (*hook)(const char *point))
@@ -77,6 +77,7 @@ void tc_crash_init(void)
 	crash_after = n ? atol(n) : 1;
 	p = getenv("TAGCACHE_TEST_CRASH_MODE");
 	crash_fatal = p && strcmp(p, "fatal") == 0;
+	crash_stop = p && strcmp(p, "stop") == 0;
 	if (crash_after < 1) {
 		crash_after = 1;
 	}
@@ -85,6 +86,12 @@ void tc_crash_init(void)
 void tc_crash_point(const char *point)
 {
 	if (crash_name[0] && strcmp(crash_name, point) == 0 && ++crash_seen == crash_after) {
+		if (crash_stop) {
+			/* a writer frozen at this point (SIGSTOP, a debugger, a
+			 * cgroup freezer): it goes on where it was after SIGCONT */
+			raise(SIGSTOP);
+			return;
+		}
 		if (crash_fatal && crash_hook) {
 			crash_hook(point);  /* a PHP fatal error: longjmps out */
 		}

@@ -251,7 +251,8 @@ unsigned char *tc_map_file(int fd, uint64_t size, const char *what, char *err);
 /* ------------------------------------------------------------- logging */
 
 void tc_set_log_sink(void (*sink)(const char *msg));
-/* TAGCACHE_TEST_CRASH_MODE=fatal: crash points call this instead of SIGKILL */
+/* TAGCACHE_TEST_CRASH_MODE=fatal: crash points call this instead of SIGKILL
+ * (=stop: they SIGSTOP the process, which goes on after SIGCONT) */
 void tc_set_crash_hook(void (*hook)(const char *point));
 void tc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A network engine's failure under on_error=miss: one log line per
