@@ -11,8 +11,10 @@
  *
  * A rebuild holds the directory lock (and the old index's mutex when
  * there is a usable old index), writes a new index file under a temporary
- * name, replays every log into it in order, creates a new active log, and
- * renames the new index over the old one. Then it marks the old index
+ * name, replays every log into it in order, goes on with the newest log
+ * as the active one (or creates one when something untrusted lies past its
+ * last record, or for clean('all')), and renames the new index over the
+ * old one. Then it marks the old index
  * `retired`: every process that maps it reopens the new one before its
  * next operation. Readers are never stopped: until then they read the old
  * index, whose records are still there.
@@ -26,7 +28,12 @@
  * is skipped 8 bytes at a time until a valid header is found again (the
  * check is seeded with the log's random salt and the offset, so bytes
  * inside a value never pass for a record); a PUT whose payload check
- * fails is counted as corrupt and skipped.
+ * fails is counted as corrupt and taken as the deletion of the key it
+ * names, so that an older record of that id cannot count again.
+ *
+ * No log that may hold live entries is dropped: only logs made obsolete
+ * (a base, an obsolete mark, or a newer log that cannot be trusted). When
+ * the log table cannot hold them all, the oldest are merged into one.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
