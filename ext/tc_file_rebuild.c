@@ -558,6 +558,50 @@ fail:
 	return rc;
 }
 
+/* After a replay, with the old index at hand: an id whose last record
+ * (the one the old index points at) has a damaged key was deleted under
+ * the damaged key, not under its own, and an older record of it may have
+ * been replayed. The old slot's hash names the id: every entry of the new
+ * index with that hash is collected in `out` (another id of the same
+ * 32-bit hash at worst becomes a miss), to be removed with a tombstone
+ * once the new index is in place, so that later rebuilds agree. */
+static void find_damaged_keys(tcf_store *s, const tcf_idx *old, tcf_idx *nx, const found_log *logs,
+                              size_t first, size_t n, tc_ids *out)
+{
+	const found_log *bynum[TCF_MAXLOGS];
+	uint32_t i;
+	size_t k;
+
+	memset(bynum, 0, sizeof(bynum));
+	for (k = first; k < n; k++) {
+		bynum[logs[k].number % TCF_MAXLOGS] = &logs[k];
+	}
+	for (i = 1; i <= old->nslots; i++) {
+		const tcf_slot *sl = &old->slots[i - 1];
+		const found_log *L = bynum[sl->log % TCF_MAXLOGS];
+		const unsigned char *b;
+		uint32_t j, h = sl->hash, steps = 0;
+		tcf_rec r;
+
+		if (!sl->log || !L || L->number != sl->log || TCF_LOGENT_C(old->hdr, sl->log)->salt != L->salt
+		    || sl->off < TCF_LOGHDR || sl->len < TCF_REC || sl->off > L->size || sl->len > L->size - sl->off
+		    || !(b = tcf_lmap_get(s, L->number, L->salt, L->size))
+		    || !tcf_rec_header_ok(b + sl->off, sl->len, L->salt, sl->off, &r) || (r.magic & 0xff) != TCF_PUT
+		    || tcf_key_hash(b + sl->off + TCF_REC, r.klen) == h) {
+			continue;  /* no record there that we read, or its key is whole */
+		}
+		j = nx->buckets[h & nx->bmask];
+		while (j && j <= nx->nslots && ++steps <= nx->nslots) {
+			uint32_t next = nx->slots[j - 1].next;
+
+			if (nx->slots[j - 1].log && nx->slots[j - 1].hash == h && tc_ids_push(out, j) != 0) {
+				return;
+			}
+			j = next;
+		}
+	}
+}
+
 int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, char *err)
 {
 	tcf_store *s = f->s;
@@ -572,6 +616,7 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 	tcf_idx nx;
 	char tmp[TCF_PREFIXMAX + 64], idxn[TCF_PREFIXMAX + 16];
 	int took = 0, rc = TC_ERR, attempt, fd = -1, ours_old, reuse = 0;
+	tc_ids damaged = {0};
 
 	memset(&nx, 0, sizeof(nx));
 	tmp[0] = '\0';
@@ -714,6 +759,10 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 		corrupt = 0;
 	}
 
+	if (ours_old && s->ix.base && s->ix.hdr == old && old->nslots == s->ix.nslots) {
+		find_damaged_keys(s, &s->ix, &nx, logs, first, nlogs, &damaged);
+	}
+
 	/* The log the old index was appending to may end with the torn write
 	 * of a process that died: cut it off, when the old index proves that
 	 * nothing past the valid records was ever published (so no reader can
@@ -830,6 +879,14 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 	s->wfd = fd;
 	s->wnum = fd >= 0 ? number : 0;
 	s->wsalt = fd >= 0 ? salt : 0;
+	if (damaged.n) {
+		/* in the new index now, which this process holds */
+		char terr[TC_ERRBUF];
+
+		tcf_tombstones(f, damaged.v, damaged.n, 0, terr);
+		tcf_remove_list(f, damaged.v, damaged.n, NULL);
+		tc_log("tagcache: %s: %zu entries whose last record has a damaged key removed", s->dir, damaged.n);
+	}
 	if (why && nlogs > first) {
 		tc_log("tagcache: %s: index rebuilt from %zu logs (%s): %u entries, %llu damaged records skipped",
 		       s->dir, nlogs - first, why, s->ix.hdr->entries, (unsigned long long)corrupt);
@@ -842,6 +899,7 @@ out:
 	free(logs);
 	free(tg);
 	free(trefs);
+	free(damaged.v);
 	if (took) {
 		tcf_funlock(s);
 	}

@@ -52,6 +52,34 @@ $h = tcf_run_php('
 ', $P);
 tc_check('value: a rebuild from the logs alone (index deleted) agrees', tc_ok($h) && $h['result'] === ['x' => true, 'T' => [], 'verify' => []], tc_describe($h));
 
+// 1b. The same with the byte flipped in NEW's key: the rebuild deletes the
+// damaged key, and (the old index still pointing at NEW) the id too.
+$opts = ['cache_dir' => "$base/key", 'max_size' => '32M'];
+$P = ['opts' => $opts, 'old' => tc_mkval('KEYX', 1, 1, 3000), 'new' => tc_mkval('KEYX', 2, 2, 3000)];
+$h = tcf_run_php('
+    $c = new TagCache\File($P["opts"]);
+    tc_result($c->save($P["old"], "KEYX", ["T"], false) && $c->save($P["new"], "KEYX", ["U"], false)
+        && $c->load("KEYX") === $P["new"]);
+', $P);
+$live = tcf_live_record($opts['cache_dir'], 'KEYX', $P['new']);
+tc_check('key: setup', tc_ok($h) && $h['result'] === true && $live !== null, tc_describe($h));
+if ($live !== null) {
+    tcf_flip($live[0], $live[1] + 48 + 2);  // the key's third byte
+}
+$h = tcf_run_php('
+    $c = new TagCache\File($P["opts"]);
+    $ok = true;
+    for ($i = 0; $i < 2000; $i++) {
+        $ok = $c->save("v$i", "other$i", ["o" . ($i % 7)], false) && $ok;
+    }
+    $l = $c->load("KEYX");
+    tc_result(["saved" => $ok, "x" => $l === false ? "miss" : ($l === $P["old"] ? "OLD" : "other"),
+        "T" => $c->getIdsMatchingTags(["T"]), "rebuilds" => $c->stats()["rebuilds"], "verify" => $c->verify()]);
+', $P, [], 120);
+$r = $h['result'];
+tc_check('key: the index was rebuilt; the id is a miss, never OLD, under no tag', tc_ok($h) && $r['saved'] === true && $r['rebuilds'] >= 2
+    && $r['x'] === 'miss' && $r['T'] === [] && $r['verify'] === [], tc_describe($h));
+
 // 2. The tombstone of a clean lives in a later log than the record it
 // removes; one bit of that later log's header is flipped; the index is
 // deleted, so the next process rebuilds it from the logs.
@@ -119,6 +147,8 @@ value: the 2,000 saves worked and the index was rebuilt: ok
 value: X is a miss, never OLD: ok
 value: X is listed under no tag, verify() empty: ok
 value: a rebuild from the logs alone (index deleted) agrees: ok
+key: setup: ok
+key: the index was rebuilt; the id is a miss, never OLD, under no tag: ok
 header salt: setup (X's tombstone in a later log than X): ok
 header salt: the removed entry stays removed (a miss, under no tag): ok
 header salt: the live entries of the damaged log are kept, verify() empty, saves work: ok
