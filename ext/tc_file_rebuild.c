@@ -100,7 +100,7 @@ static int has_record(int fd, uint64_t size, uint64_t salt)
 	uint64_t off;
 	int found = 0;
 
-	if (size <= TCF_LOGHDR + TCF_REC || size > ((uint64_t)1 << 40)) {
+	if (size < TCF_LOGHDR + TCF_REC || size > ((uint64_t)1 << 40)) {
 		return 0;
 	}
 	p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
