@@ -18,9 +18,13 @@
  * is bounds-checked before it is followed; a bad one marks the index
  * tainted, and the lock holder rebuilds it from the logs.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "tc_file.h"
 #include "tc_hash.h"
 
@@ -770,6 +774,48 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 
 /* ----------------------------------------------------------------- check */
 
+/* The log files agree with the log table: every log it lists is there
+ * with at least the bytes it says, and no log of its range is missing
+ * from it (a log unlinked under live entries, or one the index forgot). */
+static void check_files(tcf_store *s, tcf_idx *x, tc_report *P)
+{
+	tcf_hdr *H = x->hdr;
+	struct dirent *e;
+	DIR *d;
+	int i, fd;
+
+	for (i = 0; i < TCF_MAXLOGS; i++) {
+		tcf_logent *le = &H->logs[i];
+		char name[TCF_PREFIXMAX + 32];
+		struct stat st;
+
+		if (!le->number) {
+			continue;
+		}
+		tcf_log_name(name, sizeof(name), s->prefix, le->number);
+		if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || (uint64_t)st.st_size < le->end) {
+			tc_report_add(P, "log %u: its file is missing or shorter than the %llu bytes the index says",
+			              le->number, (unsigned long long)le->end);
+		}
+	}
+	fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0) {
+			close(fd);
+		}
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		uint32_t num;
+
+		if (tcf_log_parse_name(e->d_name, s->prefix, &num) && num >= H->first_log && num <= H->active_log
+		    && TCF_LOGENT(x, num)->number != num) {
+			tc_report_add(P, "log file %s is not in the index's log table", e->d_name);
+		}
+	}
+	closedir(d);
+}
+
 /* Walks the whole index and every record it points at. Each problem goes
  * to emit (at most 50); TC_OK when there is none. */
 int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
@@ -939,5 +985,6 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 			              (unsigned long long)total);
 		}
 	}
+	check_files(s, x, &P);
 	return P.n ? TC_ERR : TC_OK;
 }
