@@ -319,6 +319,11 @@ uint32_t tcf_find(tcf_store *s, tcf_idx *x, const unsigned char *k, uint32_t kle
 			memcpy(&rk, rec + offsetof(tcf_rec, klen), 2);
 			if (rk == klen && (uint64_t)TCF_REC + klen <= sl->len
 			    && memcmp(rec + TCF_REC, k, klen) == 0) {
+				/* callers follow its links (publish, remove, metadata) */
+				if (!tcf_slot_ok(x, i)) {
+					x->tainted = 1;
+					return 0;
+				}
 				return i;
 			}
 		}
