@@ -336,6 +336,12 @@ void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n)
 {
 	tcf_logent *le = TCF_LOGENT(x, log);
 
+	/* taking away more than was counted: the counts were damaged, and a
+	 * wrapped live_bytes would evict every log (tcf_make_room) */
+	if (bytes < 0 && (x->hdr->live_bytes < (uint64_t)-bytes
+	                  || (le->number == log && (le->live < (uint64_t)-bytes || le->nlive < (uint64_t)-n)))) {
+		x->tainted = 1;
+	}
 	if (le->number == log) {
 		le->live += (uint64_t)bytes;
 		le->nlive += (uint64_t)n;
