@@ -112,7 +112,7 @@ else
 fi
 
 # 4. as another user: memcached without -u, redis-server as that user
-USER_TESTS=(tests/memcached/108-test-servers-stopped.phpt tests/memcached/contract_save_load.phpt
+USER_TESTS=(tests/memcached/190-test-servers-stopped.phpt tests/memcached/contract_save_load.phpt
 	tests/redis/contract_save_load.phpt)
 if [ "$(id -u)" -ne 0 ]; then
 	echo "make-test: skipped: the tests as another user (nobody) need root to switch to it"
