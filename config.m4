@@ -42,7 +42,7 @@ if test "$PHP_TAGCACHE" != "no"; then
     ext/tc_shm_seg.c ext/tc_shm_alloc.c ext/tc_shm.c ext/tc_shm_recover.c ext/tc_util.c \
     ext/tc_file.c ext/tc_file_log.c ext/tc_file_index.c ext/tc_file_store.c \
     ext/tc_file_rebuild.c ext/tc_file_compact.c \
-    ext/tc_twolevel.c ext/tc_twolevel_node.c ext/tc_twolevel_opts.c"
+    ext/tc_twolevel.c ext/tc_twolevel_node.c ext/tc_twolevel_opts.c ext/tc_file_journal.c"
 
   if test "$PHP_TAGCACHE_REDIS" != "no"; then
     dnl hiredis through pkg-config; =DIR adds DIR's pkgconfig and include dirs.
@@ -104,7 +104,7 @@ if test "$PHP_TAGCACHE" != "no"; then
     if test "$PHP_TAGCACHE_REDIS" = "no"; then
       TC_REDIS_CODEC([zlib], [HAVE_TAGCACHE_ZLIB])
     fi
-    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_memcached_conn.c ext/tc_memcached.c"
+    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_memcached_conn.c ext/tc_memcached.c ext/tc_memcached_journal.c"
   fi
 
   PHP_NEW_EXTENSION(tagcache, $TAGCACHE_SOURCES, $ext_shared,, -D_GNU_SOURCE)

@@ -804,12 +804,10 @@ const tc_journal_ops *tc_journal_for(const tc_backend *be)
 		return &tc_journal_redis;
 	}
 #endif
-#ifdef TC_TL_HAVE_FILE_JOURNAL
 	if (be == tc_journal_file.be) {
 		return &tc_journal_file;
 	}
-#endif
-#ifdef TC_TL_HAVE_MEMCACHED_JOURNAL
+#ifdef HAVE_TAGCACHE_MEMCACHED
 	if (be == tc_journal_memcached.be) {
 		return &tc_journal_memcached;
 	}
