@@ -707,6 +707,7 @@ static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
 	int64_t synced = LD(n->synced_ns), now = mono_ns();
 	stat_prefix fp = {emit, ctx, "fast."}, sp2 = {emit, ctx, "slow."};
 
+	emit(ctx, "hits", s->fast_hits + s->slow_hits);
 	emit(ctx, "fast_hits", s->fast_hits);
 	emit(ctx, "slow_hits", s->slow_hits);
 	emit(ctx, "misses", s->misses);
