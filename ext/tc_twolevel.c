@@ -370,7 +370,7 @@ static int tl_open(void **state, const void *config, char *err)
 		return r;
 	}
 	fs = s->fst;
-	if (tc_tl_node_open(fs->m->path, (uint64_t)fs->m->ino, &s->node, err) != TC_OK) {
+	if (tc_tl_node_open(fs->m->path, (uint64_t)fs->m->ino, cfg->fast_cfg.mode & 0777, &s->node, err) != TC_OK) {
 		tl_close(s);
 		return TC_ERR;
 	}

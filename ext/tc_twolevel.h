@@ -78,7 +78,7 @@ typedef struct {
 	tc_tl_node *n;
 	void *map;
 } tc_tl_nodeh;
-int tc_tl_node_open(const char *segpath, uint64_t ino, tc_tl_nodeh *h, char *err);
+int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h, char *err);
 int tc_tl_node_trylock(tc_tl_nodeh *h);
 void tc_tl_node_unlock(tc_tl_nodeh *h);
 void tc_tl_node_shutdown(void);

@@ -18,6 +18,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "tc_twolevel.h"
 
@@ -29,17 +30,18 @@ typedef struct tl_map {
 	char *path;
 	tc_tl_node *n;
 	int fd;
+	int mode;
 	pid_t pid;
 } tl_map;
 
 static tl_map *maps;
 
-static int open_fd(const char *path)
+static int open_fd(const char *path, int mode)
 {
-	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode);
 }
 
-int tc_tl_node_open(const char *segpath, uint64_t ino, tc_tl_nodeh *h, char *err)
+int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h, char *err)
 {
 	char path[TC_OPT_STRMAX + 16];
 	tl_map *m;
@@ -55,7 +57,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, tc_tl_nodeh *h, char *err
 	}
 	if (m && m->pid != getpid()) {
 		/* a forked child: its own descriptor, so flock() excludes the parent */
-		fd = open_fd(path);
+		fd = open_fd(path, m->mode);
 		if (fd >= 0) {
 			close(m->fd);
 			m->fd = fd;
@@ -63,7 +65,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, tc_tl_nodeh *h, char *err
 		}
 	}
 	if (!m) {
-		fd = open_fd(path);
+		fd = open_fd(path, mode);
 		if (fd < 0) {
 			snprintf(err, TC_ERRBUF, "cannot open the node state file %s: %s", path, strerror(errno));
 			return TC_ERR;
@@ -89,6 +91,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, tc_tl_nodeh *h, char *err
 		}
 		m->n = p;
 		m->fd = fd;
+		m->mode = mode;
 		m->pid = getpid();
 		m->next = maps;
 		maps = m;
@@ -97,10 +100,19 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, tc_tl_nodeh *h, char *err
 	h->map = m;
 	/* a new file, or one left by a segment that was since replaced: start
 	 * over (applied 0 never matches a journal, so the first sync empties
-	 * the fast level) */
+	 * the fast level). Never waits on the lock for long: a syncing process
+	 * that is stopped holds it; left as is, the state only claims entries
+	 * that a new, empty segment does not have. */
 	if (__atomic_load_n(&m->n->magic, __ATOMIC_ACQUIRE) != TC_TL_MAGIC
 	    || __atomic_load_n(&m->n->ino, __ATOMIC_ACQUIRE) != ino) {
-		if (flock(m->fd, LOCK_EX) == 0) {
+		int i, got = 0;
+
+		for (i = 0; i < 200 && !(got = flock(m->fd, LOCK_EX | LOCK_NB) == 0); i++) {
+			struct timespec ts = {0, 1000000};
+
+			nanosleep(&ts, NULL);
+		}
+		if (got) {
 			if (m->n->magic != TC_TL_MAGIC || m->n->ino != ino) {
 				memset(m->n, 0, sizeof(*m->n));
 				m->n->ino = ino;
@@ -117,7 +129,7 @@ int tc_tl_node_trylock(tc_tl_nodeh *h)
 	tl_map *m = h->map;
 
 	if (m->pid != getpid()) {
-		int fd = open_fd(m->path);
+		int fd = open_fd(m->path, m->mode);
 
 		if (fd < 0) {
 			return 0;
