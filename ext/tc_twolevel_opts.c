@@ -67,6 +67,18 @@ static HashTable *sub(HashTable *opts, const char *a, const char *b, zend_result
 	return found;
 }
 
+static bool has_key(HashTable *ht, const char *name)
+{
+	zend_string *key;
+
+	ZEND_HASH_FOREACH_STR_KEY(ht, key) {
+		if (key && strcasecmp(ZSTR_VAL(key), name) == 0) {
+			return true;
+		}
+	} ZEND_HASH_FOREACH_END();
+	return false;
+}
+
 zend_result tc_twolevel_options(void *config, HashTable *opts)
 {
 	tc_twolevel_config *c = config;
@@ -132,11 +144,13 @@ zend_result tc_twolevel_options(void *config, HashTable *opts)
 		return FAILURE;
 	}
 	c->slow_parsed = 1;
-	if (tc_options_parse_into(&tc_backend_shm, &c->fast_cfg, NULL) != SUCCESS) {
+	if (tc_options_parse_into(&tc_backend_shm, &c->fast_cfg, fast) != SUCCESS) {
 		return FAILURE;
 	}
 	/* a segment of its own unless named: a plain TagCache\Shm on the
 	 * default segment must not share the fast level */
-	snprintf(c->fast_cfg.segment, sizeof(c->fast_cfg.segment), "twolevel");
-	return tc_options_parse_into(&tc_backend_shm, &c->fast_cfg, fast);
+	if (!fast || !has_key(fast, "segment")) {
+		snprintf(c->fast_cfg.segment, sizeof(c->fast_cfg.segment), "twolevel");
+	}
+	return SUCCESS;
 }
