@@ -34,6 +34,8 @@
 #define TCR_RECORD_VERSION 2
 #define TCR_HASHTAG_MAX 24
 #define TCR_SCORE_SCALE 65536.0  /* a save's score: expire * 65536 + version */
+#define TCR_BUCKET_DIV  16       /* expiry bucket: 1/16 of the time left ... */
+#define TCR_BUCKET_MAX  60       /* ... at most 60 s (tcr_bucket) */
 
 /* on_error (tc_net.h) */
 #define TCR_ON_ERROR_MISS      TC_ON_ERROR_MISS
