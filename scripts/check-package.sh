@@ -1,6 +1,7 @@
 #!/bin/bash
 # package.xml must list every git-tracked file that ships in the pecl
 # tarball, and nothing else. Shipped: config.m4, config.w32, ext/**,
+# php_src/bin/* (role="script", installed into PEAR's bin_dir by its name),
 # php_src/** (TagCache/** with role="php", installed into PEAR's php_dir as
 # TagCache/..., so on the default include_path), tests/** (role="test"),
 # README.md, TECHNOTES.md, LICENSE*, composer.json. Not shipped: .ci/,
@@ -20,6 +21,7 @@ unlink($argv[2]);
 function role(string $f): ?string {
     if ($f === "config.m4" || $f === "config.w32" || str_starts_with($f, "ext/")) return "src";
     if (str_starts_with($f, "php_src/TagCache/") && str_ends_with($f, ".php")) return "php";
+    if (str_starts_with($f, "php_src/bin/")) return "script";
     if (str_starts_with($f, "php_src/")) return "doc";
     if (str_starts_with($f, "tests/")) return "test";
     if (in_array($f, ["README.md", "TECHNOTES.md", "composer.json"], true) || str_starts_with($f, "LICENSE")) return "doc";
@@ -64,6 +66,7 @@ if ($mode === "--write") {
     $filelist = "  <filelist>\n";
     foreach ($ship as $f => $r) {
         if ($r === "php") $filelist .= "   <install as=\"" . substr($f, strlen("php_src/")) . "\" name=\"$f\"/>\n";
+        if ($r === "script") $filelist .= "   <install as=\"" . basename($f) . "\" name=\"$f\"/>\n";
     }
     $filelist .= "  </filelist>";
     $xmlText = preg_replace("~ <contents>.*?</contents>~s", $contents, $xmlText, 1, $c1);
@@ -95,6 +98,8 @@ foreach ($ship as $f => $r) {
     elseif ($listed[$f] !== $r) $problems[] = "$f has role \"{$listed[$f]}\", expected \"$r\"";
     if ($r === "php" && ($installAs[$f] ?? null) !== substr($f, strlen("php_src/")))
         $problems[] = "$f needs <install as=\"" . substr($f, strlen("php_src/")) . "\"> in <filelist>";
+    if ($r === "script" && ($installAs[$f] ?? null) !== basename($f))
+        $problems[] = "$f needs <install as=\"" . basename($f) . "\"> in <filelist>";
 }
 foreach ($listed as $f => $r) {
     if (!isset($ship[$f])) $problems[] = "listed in package.xml but not a tracked file that ships: $f";
