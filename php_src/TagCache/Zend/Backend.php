@@ -25,7 +25,10 @@
  * per-call checks beyond what the native method does. The parameters are
  * untyped, as in Zend_Cache_Backend_Interface, so a subclass stays
  * compatible with every ZF1 flavour (zf1, zf1-future, magento/zend-cache);
- * the native method coerces them (Magento 1 passes strings).
+ * the native method coerces them (Magento 1 passes strings). That is why
+ * this file, alone in php_src, has no declare(strict_types=1): it governs
+ * the calls made from here, and strict calls would turn Zend_Cache's loose
+ * arguments ("3600" for a lifetime, 0 for a flag) into TypeErrors.
  */
 
 require_once __DIR__ . '/UnavailableError.php';
