@@ -139,6 +139,7 @@ typedef struct {
 	int64_t max_entries;
 	int mode;
 	double lock_timeout;
+	tc_stale_opts stale;  /* serve_stale, rebuild_timeout, early_rebuild */
 } tc_shm_config;
 
 typedef struct {
