@@ -101,7 +101,20 @@ tc_lease_tab *tc_lease_open(const char *path, int mode, int create, char *err)
 			return t;
 		}
 	}
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), mode & 0666);
+	mode &= 0666;
+	fd = create ? open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_CREAT | O_EXCL, mode) : -1;
+	if (fd >= 0) {
+		/* made here: the store's mode whatever the umask */
+		if (fchmod(fd, (mode_t)mode) != 0) {
+			if (err) {
+				snprintf(err, TC_ERRBUF, "%.4000s: cannot set the mode of the lease table: %s", path,
+				         strerror(errno));
+			}
+			goto fail;
+		}
+	} else if (!create || errno == EEXIST) {
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	}
 	if (fd < 0) {
 		pthread_mutex_unlock(&tabs_mx);
 		if (err) {
@@ -112,6 +125,15 @@ tc_lease_tab *tc_lease_open(const char *path, int mode, int create, char *err)
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		if (err) {
 			snprintf(err, TC_ERRBUF, "%.4000s: the lease table is not a regular file", path);
+		}
+		goto fail;
+	}
+	/* as for the segment: someone else's file, or one more open than the
+	 * store's mode, could be used to hold every lease: refused */
+	if (sb.st_uid != geteuid() || (sb.st_mode & 0777 & ~(mode_t)mode)) {
+		if (err) {
+			snprintf(err, TC_ERRBUF, "%.4000s: the lease table is owned by another user or more open than %04o",
+			         path, (unsigned)mode);
 		}
 		goto fail;
 	}
@@ -226,10 +248,14 @@ static int alive(uint32_t pid)
 	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* The lease in w binds others: before its deadline, owner alive. */
+/* The lease in w binds others: before its deadline, owner alive. A
+ * deadline further off than the longest rebuild_timeout (86400 s) is no
+ * lease of ours: it binds nobody. */
 static int binding(uint64_t w, uint64_t now)
 {
-	return w && now < (w & DL_MASK) && alive((uint32_t)(w >> DL_BITS));
+	uint64_t dl = w & DL_MASK;
+
+	return w && now < dl && dl - now <= UINT64_C(86400000) + 1000 && alive((uint32_t)(w >> DL_BITS));
 }
 
 void tc_lease_count(tc_lease_tab *t, int which)
