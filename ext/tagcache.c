@@ -83,6 +83,23 @@ static PHP_MSHUTDOWN_FUNCTION(tagcache)
 	return SUCCESS;
 }
 
+/* Each engine notices what changed under it since the last request (shm: a
+ * segment another process truncated is attached again before anything
+ * touches it, a SIGBUS else). */
+static PHP_RINIT_FUNCTION(tagcache)
+{
+	const tc_engine *e;
+
+	(void)type;
+	(void)module_number;
+	for (e = tc_engines; e->be; e++) {
+		if (e->be->rinit) {
+			e->be->rinit();
+		}
+	}
+	return SUCCESS;
+}
+
 /* A request that bailed out (hard timeout, fatal error) in the middle of a
  * locked section must not leave the lock held: each engine gives back what
  * it holds. */
@@ -139,7 +156,7 @@ zend_module_entry tagcache_module_entry = {
 	NULL,
 	PHP_MINIT(tagcache),
 	PHP_MSHUTDOWN(tagcache),
-	NULL,
+	PHP_RINIT(tagcache),
 	PHP_RSHUTDOWN(tagcache),
 	PHP_MINFO(tagcache),
 	PHP_TAGCACHE_VERSION,

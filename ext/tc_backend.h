@@ -144,6 +144,9 @@ typedef struct tc_backend {
 
 	/* Process-wide hooks, each optional (NULL), called by the module
 	 * (tagcache.c) for every engine of tc_engines[], in table order. */
+	/* request start: notice what other processes changed under a mapping
+	 * (a truncated segment) before anything touches it */
+	void (*rinit)(void);
 	/* request end: give back what a bailout left held (locks) */
 	void (*rshutdown)(void);
 	/* phpinfo(): name/value rows through emit */

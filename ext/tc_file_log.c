@@ -318,6 +318,7 @@ unsigned char *tcf_lmap_get(tcf_store *s, uint32_t number, uint64_t salt, uint64
 	size_t len;
 	void *p;
 	int fd;
+	char ebuf[TC_ERRBUF];
 
 	if (m->base && m->number == number && (salt == 0 || m->salt == salt) && m->len >= need) {
 		return m->base;
@@ -338,7 +339,8 @@ unsigned char *tcf_lmap_get(tcf_store *s, uint32_t number, uint64_t salt, uint64
 	 * (by hand, or a disk): touching the missing pages would be a SIGBUS.
 	 * Refused; the caller treats the log as unreadable and the index gets
 	 * rebuilt from what is left. */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+	    || tc_check_owner(&st, 0660, name, ebuf) != TC_OK  /* ours or our group's */
 	    || (st.st_mode & 0002) || need > (uint64_t)st.st_size
 	    || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)
 	    || !tcf_log_header_ok(&h, number) || (salt && h.salt != salt)) {

@@ -71,7 +71,8 @@ uint32_t tcf_abi(void)
 	return (uint32_t)tc_hash(v, sizeof(v), 0x66696c65);
 }
 
-/* A regular file, owned by us, with no permission bit beyond mode. */
+/* A regular file, ours (or our group's when mode shares it with the
+ * group: tc_check_owner), with no permission bit beyond mode. */
 int tcf_check_file(int fd, int mode, const char *what, char *err)
 {
 	struct stat st;
@@ -84,9 +85,7 @@ int tcf_check_file(int fd, int mode, const char *what, char *err)
 		snprintf(err, TC_ERRBUF, "%s: not a regular file; refused", what);
 		return TC_ERR;
 	}
-	if (st.st_uid != geteuid()) {
-		snprintf(err, TC_ERRBUF, "%s: owned by uid %u, not by this process (uid %u); refused", what,
-		         (unsigned)st.st_uid, (unsigned)geteuid());
+	if (tc_check_owner(&st, mode, what, err) != TC_OK) {
 		return TC_ERR;
 	}
 	if ((st.st_mode & 0777) & ~(mode_t)(mode & 0777)) {
@@ -136,11 +135,14 @@ static int open_dir(const char *path, int dir_mode, char *err)
 		close(fd);
 		return -1;
 	}
-	if (st.st_uid != geteuid()) {
-		snprintf(err, TC_ERRBUF, "cache_dir %s: owned by uid %u, not by this process (uid %u); refused",
-		         path, (unsigned)st.st_uid, (unsigned)geteuid());
-		close(fd);
-		return -1;
+	{
+		char what[TC_OPT_STRMAX + 16];
+
+		snprintf(what, sizeof(what), "cache_dir %s", path);
+		if (tc_check_owner(&st, dir_mode, what, err) != TC_OK) {
+			close(fd);
+			return -1;
+		}
 	}
 	if ((st.st_mode & 0022) & ~(mode_t)(dir_mode & 0777)) {
 		snprintf(err, TC_ERRBUF, "cache_dir %s: mode %04o lets others write into it (dir_mode %04o); refused",
@@ -374,6 +376,7 @@ int tcf_attach(tc_file *f, const tc_file_config *c, char *err)
 			if (s->dev == st.st_dev && s->ino == st.st_ino && strcmp(s->prefix, c->prefix) == 0
 			    && strcmp(s->dir, path) == 0) {
 				char name[TCF_PREFIXMAX + 16];
+				char what[TC_OPT_STRMAX + TCF_PREFIXMAX + 16];
 				struct stat ist;
 
 				f->s = s;
@@ -386,7 +389,11 @@ int tcf_attach(tc_file *f, const tc_file_config *c, char *err)
 					return tcf_reopen_index(f, err);
 				}
 				/* the same checks as a first open, on what the stat says */
-				if (ist.st_uid != geteuid() || ((ist.st_mode & 0777) & ~(mode_t)(f->file_mode & 0777))) {
+				snprintf(what, sizeof(what), "%.4000s/%s", s->dir, name);
+				if (tc_check_owner(&ist, f->file_mode, what, err) != TC_OK) {
+					return TC_ERR;
+				}
+				if ((ist.st_mode & 0777) & ~(mode_t)(f->file_mode & 0777)) {
 					snprintf(err, TC_ERRBUF, "%.3000s/%s: owned by uid %u with mode %04o: not ours, or more "
 					         "open than %04o; refused", s->dir, name, (unsigned)ist.st_uid,
 					         (unsigned)(ist.st_mode & 0777), (unsigned)(f->file_mode & 0777));

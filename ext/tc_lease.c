@@ -38,6 +38,7 @@
 #include <unistd.h>
 #include "tc_lease.h"
 #include "tc_hash.h"
+#include "tc_util.h"
 
 #define TC_LEASE_MAGIC  UINT64_C(0x3153455341454c54)  /* "TLEASES1" */
 #define TC_LEASE_SLOTS  4096u
@@ -128,12 +129,22 @@ tc_lease_tab *tc_lease_open(const char *path, int mode, int create, char *err)
 		}
 		goto fail;
 	}
-	/* as for the segment: someone else's file, or one more open than the
+	/* as for the store: a stranger's file, or one more open than the
 	 * store's mode, could be used to hold every lease: refused */
-	if (sb.st_uid != geteuid() || (sb.st_mode & 0777 & ~(mode_t)mode)) {
+	{
+		char why[TC_ERRBUF];
+
+		if (tc_check_owner(&sb, mode, path, why) != TC_OK) {
+			if (err) {
+				snprintf(err, TC_ERRBUF, "lease table %.4500s", why);
+			}
+			goto fail;
+		}
+	}
+	if (sb.st_mode & 0777 & ~(mode_t)mode) {
 		if (err) {
-			snprintf(err, TC_ERRBUF, "%.4000s: the lease table is owned by another user or more open than %04o",
-			         path, (unsigned)mode);
+			snprintf(err, TC_ERRBUF, "%.4000s: the lease table is more open than %04o; refused", path,
+			         (unsigned)mode);
 		}
 		goto fail;
 	}

@@ -60,6 +60,7 @@ static const tc_option_spec redis_options[] = {
 	{"shards", TC_OPT_INT, offsetof(tcr_config, shards), 0, TCR_SHARDS_MAX, 0},
 	{"remove_chunk_size", TC_OPT_INT, offsetof(tcr_config, remove_chunk_size), 1, 100000, 0},
 	{"verify_tags", TC_OPT_STRING, offsetof(tcr_config, verify_tags), 0, 0, 0},
+	{"verify_tags_recheck", TC_OPT_SECONDS, offsetof(tcr_config, verify_tags_recheck), 0, 0, 0},
 	/* Cm_Cache_Backend_Redis options that have no meaning here: tags are
 	 * never compressed (scripts read them), Lua is always used, the id
 	 * index always exists (notMatchingTags), garbage collection is
@@ -101,6 +102,7 @@ static void redis_defaults(void *config)
 	c->max_value_size = 64 * 1024 * 1024;
 	c->remove_chunk_size = 1000;
 	strcpy(c->verify_tags, "auto");
+	c->verify_tags_recheck = 10;
 }
 
 static int cfg_err(char *err, const char *fmt, const char *a)
@@ -360,15 +362,22 @@ static int want_verify(tcr_state *st, int shard, int *on_replica)
 		return -1;   /* no server: the failure is recorded */
 	}
 	*on_replica = cn == st->replica;
-	return cn->eviction != 0;
+	return tcr_conn_may_evict(st, cn);
 }
 
-/* Whether the node of a shard may evict keys (unknown: yes). */
+/* Whether the node of a shard may evict keys (unknown: yes); -1: no
+ * server (the failure is recorded). */
 static int may_evict(tcr_state *st, int shard)
 {
 	tcr_conn *cn = st->mode == TCR_CLUSTER ? tcr_cluster_node(st, st->shard_slot[shard]) : tcr_master(st);
 
-	return !cn || cn->eviction != 0;
+	if (!cn) {
+		return -1;
+	}
+	if (st->verify != TCR_VERIFY_AUTO) {
+		return cn->eviction != 0;
+	}
+	return tcr_conn_may_evict(st, cn);
 }
 
 /* ----------------------------------------------------------------- load */
@@ -513,7 +522,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	char *rec;
 	args_t a;
 	redisReply *r;
-	int ret;
+	int ret, evict;
 
 	(void)err;
 	op_begin(st);
@@ -533,6 +542,10 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	}
 	/* the save's score: its expiry bucket plus a version (see tc_redis_lua.c) */
 	score = (double)tcr_bucket(expire, now) * TCR_SCORE_SCALE + (double)(tcr_rand() & 0xffff);
+	evict = may_evict(st, shard);
+	if (evict < 0) {
+		return TC_ERR;
+	}
 	rec = tcr_record_build(st, data, tags, ntags, score, expire, now, &reclen);
 	args_init(&a, 2 * ntags + 10);
 	/* KEYS: entry, id index, registry, the tags' keys */
@@ -551,7 +564,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
 	/* the short path keeps links as they are: not when the server may have
 	 * evicted one of them (a full save puts them back) */
-	args_add(&a, may_evict(st, shard) ? "0" : "1", 1);
+	args_add(&a, evict ? "0" : "1", 1);
 	for (i = 0; i < ntags; i++) {
 		args_add(&a, tags[i].p, tags[i].len);
 	}

@@ -76,6 +76,7 @@ typedef struct {
 	int64_t shards;          /* 0 = auto: 1, or 16 on a cluster */
 	int64_t remove_chunk_size;
 	char verify_tags[TC_OPT_STRMAX];
+	double verify_tags_recheck; /* auto: s between two reads of a server's maxmemory-policy */
 } tcr_config;
 
 /* One server address: host and port, or a unix socket path. */
@@ -100,6 +101,7 @@ typedef struct tcr_conn {
 	int db;                   /* SELECTed after connecting; < 0: none */
 	int sentinel;             /* a sentinel: sentinel credentials, no SELECT */
 	int eviction;             /* -1 unknown, 0 no eviction, 1 the server may evict */
+	double eviction_at;       /* when eviction was read (tcr_now_f), 0: never */
 	/* bounded reading: what the current reply may still allocate */
 	size_t budget_elems;
 	int too_large;
@@ -154,6 +156,7 @@ void tcr_conn_release(tcr_state *st, tcr_conn *cn);
 void tcr_conn_drop(tcr_conn *cn);
 int tcr_conn_ready(tcr_state *st, tcr_conn *cn);
 redisReply *tcr_conn_cmd(tcr_state *st, tcr_conn *cn, int argc, const char **argv, const size_t *lens);
+int tcr_conn_may_evict(tcr_state *st, tcr_conn *cn);
 int tcr_conn_send(tcr_state *st, tcr_conn *cn, int argc, const char **argv, const size_t *lens);
 redisReply *tcr_conn_recv(tcr_state *st, tcr_conn *cn);
 void tcr_reply_free(redisReply *r);

@@ -440,6 +440,10 @@ static void conn_close(tcr_conn *cn)
 		cn->c = NULL;
 	}
 	cn->used = 0;
+	/* the next socket may reach another server (a restart, a failover):
+	 * its policy is read again */
+	cn->eviction = -1;
+	cn->eviction_at = 0;
 }
 
 void tcr_conn_drop(tcr_conn *cn)
@@ -599,6 +603,32 @@ static struct timeval tv_of(double s)
 	return tv;
 }
 
+/* cn->eviction from a CONFIG GET maxmemory* reply. */
+static void read_eviction(tcr_conn *cn, const redisReply *r)
+{
+	long long maxmem = -1;
+	const char *policy = NULL;
+	size_t k;
+
+	if (r->type == REDIS_REPLY_ARRAY) {
+		for (k = 0; k + 1 < r->elements; k += 2) {
+			redisReply *kk = r->element[k], *vv = r->element[k + 1];
+
+			if (!kk || !vv || kk->type != REDIS_REPLY_STRING || vv->type != REDIS_REPLY_STRING) {
+				continue;
+			}
+			if (strcmp(kk->str, "maxmemory") == 0) {
+				maxmem = atoll(vv->str);
+			} else if (strcmp(kk->str, "maxmemory-policy") == 0) {
+				policy = vv->str;
+			}
+		}
+	}
+	/* unknown (CONFIG disabled, managed Redis): assume it may evict */
+	cn->eviction = (maxmem == 0 || (policy && strcmp(policy, "noeviction") == 0)) ? 0 : 1;
+	cn->eviction_at = tcr_now_f();
+}
+
 /* AUTH, SELECT, CONFIG GET maxmemory*, ROLE: one round trip. */
 static int setup(tcr_state *st, tcr_conn *cn, int db, int sentinel, int want_role)
 {
@@ -686,29 +716,11 @@ static int setup(tcr_state *st, tcr_conn *cn, int db, int sentinel, int want_rol
 	}
 	if (ncfg) {
 		redisReply *r = recv_reply(st, cn);
-		long long maxmem = -1;
-		const char *policy = NULL;
-		size_t k;
 
 		if (!r) {
 			return TC_ERR;
 		}
-		if (r->type == REDIS_REPLY_ARRAY) {
-			for (k = 0; k + 1 < r->elements; k += 2) {
-				redisReply *kk = r->element[k], *vv = r->element[k + 1];
-
-				if (!kk || !vv || kk->type != REDIS_REPLY_STRING || vv->type != REDIS_REPLY_STRING) {
-					continue;
-				}
-				if (strcmp(kk->str, "maxmemory") == 0) {
-					maxmem = atoll(vv->str);
-				} else if (strcmp(kk->str, "maxmemory-policy") == 0) {
-					policy = vv->str;
-				}
-			}
-		}
-		/* unknown (CONFIG disabled, managed Redis): assume it may evict */
-		cn->eviction = (maxmem == 0 || (policy && strcmp(policy, "noeviction") == 0)) ? 0 : 1;
+		read_eviction(cn, r);
 		tcr_reply_free(r);
 	}
 	if (nrole) {
@@ -884,6 +896,29 @@ redisReply *tcr_conn_cmd(tcr_state *st, tcr_conn *cn, int argc, const char **arg
 		st->reconnects++;
 	}
 	return NULL;
+}
+
+/* Whether the server behind cn may evict keys: 1 yes (or unknown), 0 no,
+ * -1 the server failed (recorded). The policy is read when the socket is
+ * made (setup) and read again when that is verify_tags_recheck seconds old
+ * (one CONFIG GET): a CONFIG SET maxmemory-policy on a running server
+ * reaches a long-lived persistent connection within that time. */
+int tcr_conn_may_evict(tcr_state *st, tcr_conn *cn)
+{
+	double now = tcr_now_f();
+
+	if (cn->eviction < 0 || now - cn->eviction_at >= st->cfg.verify_tags_recheck || now < cn->eviction_at) {
+		const char *argv[3] = {"CONFIG", "GET", "maxmemory*"};
+		size_t lens[3] = {6, 3, 10};
+		redisReply *r = tcr_conn_cmd(st, cn, 3, argv, lens);
+
+		if (!r) {
+			return -1;
+		}
+		read_eviction(cn, r);
+		tcr_reply_free(r);
+	}
+	return cn->eviction != 0;
 }
 
 /* An error reply as a failure of the call; scrubbed of secrets. */

@@ -756,7 +756,12 @@ void tcr_lua_shutdown(void)
 	}
 }
 
-#define EVAL_ARGS_MAX (TC_TAGS_MAX + 16)
+/* The most arguments a script call takes: a save or a clean of TC_TAGS_MAX
+ * tags sends each tag twice (its key in KEYS, its name in ARGV) plus a few
+ * fixed ones. Redis has no argument limit of its own for an authenticated
+ * client; the scripts unpack() at most one list of tags (under Lua's 8000
+ * C stack slots). */
+#define EVAL_ARGS_MAX (2 * TC_TAGS_MAX + 16)
 
 /* EVALSHA script on the shard's node; NOSCRIPT (a restarted or flushed
  * server) loads it and runs it again. argv: nkeys keys, then the args. */

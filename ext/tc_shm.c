@@ -96,13 +96,35 @@ static inline void seq_end(tc_shm_hdr *h)
 
 /* ---------------------------------------------------------------- lock */
 
-static int wlock(tc_shm *s, char *err)
+/* The file's size against the mapping's (tc_shm_fresh: one fstat), once
+ * per second of the coarse clock here; a new object and every request
+ * start check it unconditionally. TC_OK when the mapping may be touched. */
+static int fresh(tc_shm_map *m, int64_t now, char *err)
+{
+	char ebuf[TC_ERRBUF];
+
+	if (m->base && m->fresh_at == now) {
+		return TC_OK;
+	}
+	m->fresh_at = now;
+	return tc_shm_fresh(m, err ? err : ebuf);
+}
+
+/* The write lock, waited for up to lock_timeout; with `wait` 0 only
+ * tried (a reader's slow path: TC_ERR at once when a live process holds
+ * it). */
+static int wlock_(tc_shm *s, char *err, int wait)
 {
 	tc_shm_map *m = s->m;
 	struct timespec ts;
 	double t = s->lock_timeout > 0 ? s->lock_timeout : 5.0;
 	int r;
 
+	/* Another process may have truncated the file under the mapping:
+	 * checked before the lock in it is touched. */
+	if (fresh(m, tc_now_coarse(), err) != TC_OK) {
+		return TC_ERR;
+	}
 	if (m->held) {
 		/* This process holds it already: a call bailed out of a locked
 		 * section (fatal error, timeout) and a shutdown function or the
@@ -115,6 +137,9 @@ static int wlock(tc_shm *s, char *err)
 	if (r == 0 || r == EOWNERDEAD) {
 		goto got;
 	}
+	if (!wait) {
+		return TC_ERR;
+	}
 	tc_deadline(&ts, t);
 	r = pthread_mutex_timedlock(&m->hdr->lock, &ts);
 got:
@@ -123,6 +148,7 @@ got:
 		m->hdr->lock_recoveries++;
 		tc_shm_repair(m, "a process died while holding the write lock");
 		pthread_mutex_consistent(&m->hdr->lock);
+		m->checked = 1;  /* rebuilt from the checked entries */
 		return TC_OK;
 	}
 	if (r != 0) {
@@ -140,7 +166,25 @@ got:
 		tc_shm_repair(m, m->tainted ? "inconsistent structure found"
 		                            : "a request ended while holding the write lock");
 	}
+	if (!m->checked) {
+		/* First use in this process: walk the segment once, so that bytes
+		 * overwritten while nobody watched are repaired, never followed. */
+		if (tc_shm_check(m, NULL, NULL) != TC_OK) {
+			tc_shm_repair(m, "the structure check at attach failed");
+		}
+		m->checked = 1;
+	}
 	return TC_OK;
+}
+
+static int wlock(tc_shm *s, char *err)
+{
+	return wlock_(s, err, 1);
+}
+
+static int wlock_try(tc_shm *s)
+{
+	return wlock_(s, NULL, 0);
 }
 
 static void wunlock(tc_shm_map *m)
@@ -678,16 +722,12 @@ static int shm_open_(void **state, const void *config, char *err)
 	}
 	s->m = m;
 	s->lock_timeout = c->lock_timeout;
-	if (!m->checked) {
-		/* First use in this process: walk the segment once, so that bytes
-		 * overwritten while nobody watched are repaired, never followed. */
-		if (wlock(s, NULL) == TC_OK) {
-			if (tc_shm_check(m, NULL, NULL) != TC_OK) {
-				tc_shm_repair(m, "the structure check at attach failed");
-			}
-			wunlock(m);
-			m->checked = 1;
-		}
+	if (!m->checked && wlock_try(s) == TC_OK) {
+		/* First use in this process: the lock's first taker walks the
+		 * segment (wlock_), now if the lock is free, else with the first
+		 * write: a writer stopped with the lock held must not make the
+		 * constructor wait (readers bounds-check what they follow). */
+		wunlock(m);
 	}
 	*state = s;
 	return TC_OK;
@@ -698,9 +738,10 @@ static void shm_close(void *state)
 	free(state);  /* the mapping stays for the process's lifetime */
 }
 
-/* The lock-free read. TC_OK / TC_MISS, or 2: could not get a stable
- * view (a writer died in the window, or the index is damaged): the caller
- * falls back to the lock. */
+/* The lock-free read. TC_OK / TC_MISS, 2: the index is damaged (the
+ * caller repairs it under the lock if the lock is free), or 3: no stable
+ * view within the bounded retries (a writer is inside its publish window:
+ * stopped, preempted, or died there). A reader never waits for a writer. */
 static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, int64_t now,
                          tc_alloc_fn alloc, void *ctx, char **data, size_t *len, tc_meta *meta)
 {
@@ -794,7 +835,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 		tc_count(&H->stripes[tc_stripe_no].hits);
 		return TC_OK;
 	}
-	return 2;
+	return 3;
 }
 
 static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
@@ -804,15 +845,22 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	tc_shm_map *m = s->m;
 	uint32_t h = tc_key_hash((const unsigned char *)id.p, id.len), slot;
 	int64_t now = tc_now_coarse();
-	int rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
+	int rc;
 
-	if (rc != 2) {
+	if (fresh(m, now, NULL) != TC_OK) {
+		return TC_MISS;
+	}
+	rc = load_lockfree(s, id, h, allow_expired, now, alloc, ctx, data, len, meta);
+	if (rc != 2 && rc != 3) {
 		return rc;
 	}
-	/* Slow path: under the lock, which also repairs what it must. */
-	if (wlock(s, NULL) != TC_OK) {
+	/* Slow path: under the lock, which also repairs what it must, but only
+	 * if it is free (or its holder died): a live holder, even one stopped
+	 * in its publish window, makes this key a miss, not a wait. */
+	if (wlock_try(s) != TC_OK) {
+		tc_count(&m->hdr->stripes[tc_stripe_no].misses);
 		return TC_MISS;
 	}
 	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len, h);
@@ -859,7 +907,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
-	tc_shm_hdr *H = m->hdr;
+	tc_shm_hdr *H;
 	uint64_t tnlen = tc_names_len(tags, ntags), need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
 	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
@@ -889,6 +937,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		}
 		return TC_ERR;
 	}
+	H = m->hdr;  /* after wlock(), which may have attached it again */
 	tc_crash_point("save_locked");
 	r = alloc_room(m, units, TC_B_ENTRY, now);
 	if (!r) {
@@ -1198,12 +1247,16 @@ static int shm_fill(void *st)
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
-	uint64_t heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
-	uint64_t used = __atomic_load_n(&m->hdr->bytes_used, __ATOMIC_RELAXED);
-	uint64_t by_bytes = heap ? used * 100 / heap : 100;
-	uint64_t by_slots = (uint64_t)m->hdr->entries * 100 / m->nslots;
-	uint64_t p = by_bytes > by_slots ? by_bytes : by_slots;
+	uint64_t heap, used, by_bytes, by_slots, p;
 
+	if (fresh(m, tc_now_coarse(), NULL) != TC_OK) {
+		return 0;
+	}
+	heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
+	used = __atomic_load_n(&m->hdr->bytes_used, __ATOMIC_RELAXED);
+	by_bytes = heap ? used * 100 / heap : 100;
+	by_slots = (uint64_t)m->hdr->entries * 100 / m->nslots;
+	p = by_bytes > by_slots ? by_bytes : by_slots;
 	return p > 100 ? 100 : (int)p;
 }
 
@@ -1297,8 +1350,14 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
-	tc_shm_hdr *H = m->hdr;
-	uint64_t hits, misses, heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
+	tc_shm_hdr *H;
+	uint64_t hits, misses, heap;
+
+	if (fresh(m, tc_now_coarse(), NULL) != TC_OK) {
+		return;  /* nothing to count: the segment is not attached */
+	}
+	H = m->hdr;
+	heap = (uint64_t)(m->heap_units - 2) * TC_UNIT;
 
 	tc_stripes_sum(H->stripes, &hits, &misses);
 	emit(ctx, "hits", (int64_t)hits);
@@ -1379,6 +1438,7 @@ const tc_backend tc_backend_shm = {
 	.stats = shm_stats,
 	.verify = shm_verify,
 	.failure = NULL, /* shm has no connection to lose */
+	.rinit = tc_shm_fresh_all,
 	.rshutdown = tc_shm_release_held,
 	.minfo = shm_minfo,
 	.stale_opts = shm_stale_opts,

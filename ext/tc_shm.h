@@ -113,6 +113,17 @@ typedef struct {
 	tc_stripe stripes[TC_NSTRIPES];
 } tc_shm_hdr;
 
+typedef struct {
+	char segment[TC_OPT_STRMAX];
+	char dir[TC_OPT_STRMAX];
+	char path[TC_OPT_STRMAX];
+	int64_t size;
+	int64_t max_entries;
+	int mode;
+	double lock_timeout;
+	tc_stale_opts stale;  /* serve_stale, rebuild_timeout, early_rebuild */
+} tc_shm_config;
+
 /* One mapping per segment file per process, shared by every object. */
 typedef struct tc_shm_map {
 	struct tc_shm_map *next;
@@ -129,18 +140,10 @@ typedef struct tc_shm_map {
 	int held;        /* this process holds the lock */
 	int tainted;     /* this process found the segment damaged */
 	int checked;     /* walked once since this process mapped it */
+	int fd;          /* the file, kept open to fstat() it */
+	tc_shm_config cfg;  /* as first attached: to attach again */
+	int64_t fresh_at;  /* when a load last checked the file's size */
 } tc_shm_map;
-
-typedef struct {
-	char segment[TC_OPT_STRMAX];
-	char dir[TC_OPT_STRMAX];
-	char path[TC_OPT_STRMAX];
-	int64_t size;
-	int64_t max_entries;
-	int mode;
-	double lock_timeout;
-	tc_stale_opts stale;  /* serve_stale, rebuild_timeout, early_rebuild */
-} tc_shm_config;
 
 typedef struct {
 	tc_shm_map *m;
@@ -160,6 +163,14 @@ typedef struct {
 
 /* tc_shm_seg.c */
 int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err);
+/* The mapping checked against its file's size (one fstat): TC_OK when it
+ * may be touched; when another process truncated or extended the file,
+ * the old mapping is dropped (a page past the file's end is a SIGBUS) and
+ * the segment attached again at the same map; TC_ERR (err says why) when
+ * that fails, and the map stays detached (base NULL). */
+int tc_shm_fresh(tc_shm_map *m, char *err);
+/* At request start: tc_shm_fresh on every mapping whose size changed. */
+void tc_shm_fresh_all(void);
 void tc_shm_format(tc_shm_map *m);          /* empty index and heap */
 void tc_shm_index_reset(tc_shm_map *m);     /* empty index (slots, buckets) */
 void tc_shm_release_held(void);            /* request end after a bailout */

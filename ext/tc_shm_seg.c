@@ -124,7 +124,10 @@ static int init_segment(int fd, uint64_t size, uint32_t nslots, char *err)
 		         (unsigned long long)size, nslots);
 		return -1;
 	}
-	if (ftruncate(fd, 0) != 0) {
+	/* The magic goes in first, before any other byte: a file that is not
+	 * empty and does not start with it is not ours (never formatted
+	 * over), and a creator that dies from here on leaves one that is. */
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, TC_SHM_MAGIC, 8, 0) != 8) {
 		snprintf(err, WHYBUF, "cannot truncate: %s", strerror(errno));
 		return -1;
 	}
@@ -145,7 +148,7 @@ static int init_segment(int fd, uint64_t size, uint32_t nslots, char *err)
 		return -1;
 	}
 	h = (tc_shm_hdr *)base;
-	memset(h, 0, sizeof(*h));
+	memset((char *)h + sizeof(h->magic), 0, sizeof(*h) - sizeof(h->magic));
 	h->layout = TC_SHM_LAYOUT;
 	h->abi = tc_shm_abi();
 	h->size = size;
@@ -161,7 +164,6 @@ static int init_segment(int fd, uint64_t size, uint32_t nslots, char *err)
 	memset(&tmp, 0, sizeof(tmp));
 	bind_map(&tmp, base, size, nslots, &L);
 	tc_shm_format(&tmp);
-	memcpy(h->magic, TC_SHM_MAGIC, 8);
 	__atomic_store_n(&h->ready, TC_SHM_READY, __ATOMIC_RELEASE);
 	munmap(base, size);
 	return 0;
@@ -202,9 +204,10 @@ static int valid_name(const char *s)
 	return 1;
 }
 
-int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
+/* Opens, checks (creating or recreating it if it is ours to make) and maps
+ * the segment file at path: a new map, not yet listed. */
+static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map **out, char *err)
 {
-	char path[TC_OPT_STRMAX + 128];
 	char why[WHYBUF];
 	struct stat st, st2;
 	tc_shm_map *m;
@@ -212,35 +215,9 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 	uint32_t nslots;
 	int fd, attempt, bad;
 	unsigned char *base;
+	char magic[8];
 	tc_layout L;
 
-	tc_stripe_init();
-	if (cfg->path[0]) {
-		snprintf(path, sizeof(path), "%s", cfg->path);
-	} else {
-		if (!valid_name(cfg->segment)) {
-			snprintf(err, TC_ERRBUF, "invalid segment name \"%.100s\": use 1 to 100 of A-Z a-z 0-9 _ - .", cfg->segment);
-			return TC_ERR;
-		}
-		const char *dir = cfg->dir[0] ? cfg->dir : "/dev/shm";
-		size_t dl = strlen(dir), sl = strlen(cfg->segment);
-
-		if (dl + sl + sizeof("/tagcache.") > sizeof(path)) {
-			snprintf(err, TC_ERRBUF, "segment directory path is too long");
-			return TC_ERR;
-		}
-		memcpy(path, dir, dl);
-		memcpy(path + dl, "/tagcache.", sizeof("/tagcache.") - 1);
-		memcpy(path + dl + sizeof("/tagcache.") - 1, cfg->segment, sl + 1);
-	}
-	if (stat(path, &st) == 0) {
-		for (m = maps; m; m = m->next) {
-			if (strcmp(m->path, path) == 0 && m->dev == st.st_dev && m->ino == st.st_ino) {
-				*out = m;
-				return TC_OK;
-			}
-		}
-	}
 	nslots = cfg->max_entries > 0 ? (uint32_t)cfg->max_entries : (uint32_t)(size / 512);
 	if (nslots < 64) {
 		nslots = 64;
@@ -274,15 +251,15 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 			close(fd);
 			return TC_ERR;
 		}
-		if (st.st_uid != geteuid()) {
-			snprintf(err, TC_ERRBUF, "%s: owned by uid %u, not by this process (uid %u)",
-			         path, (unsigned)st.st_uid, (unsigned)geteuid());
+		if (tc_check_owner(&st, cfg->mode, path, err) != TC_OK) {
 			close(fd);
 			return TC_ERR;
 		}
 		if (st.st_size == 0) {
-			/* New (or left empty by a creator that died): ours to make. */
-			if (fchmod(fd, cfg->mode & 0777) != 0
+			/* New (or left empty by a creator that died): ours to make.
+			 * Only its owner can set its mode; a group member formats it
+			 * as it is (its mode is checked below). */
+			if ((st.st_uid == geteuid() && fchmod(fd, cfg->mode & 0777) != 0)
 			    || init_segment(fd, size, nslots, why) != 0) {
 				snprintf(err, TC_ERRBUF, "%.4000s: %s", path, why);
 				close(fd);
@@ -290,11 +267,22 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 				return TC_ERR;
 			}
 			st.st_size = (off_t)size;
-			st.st_mode = (st.st_mode & ~07777) | (cfg->mode & 0777);
+			if (st.st_uid == geteuid()) {
+				st.st_mode = (st.st_mode & ~07777) | (cfg->mode & 0777);
+			}
 		}
 		if ((st.st_mode & 0777) & ~(cfg->mode & 0777)) {
 			snprintf(err, TC_ERRBUF, "%s: mode %04o is more open than %04o; refused",
 			         path, (unsigned)(st.st_mode & 0777), (unsigned)(cfg->mode & 0777));
+			close(fd);
+			return TC_ERR;
+		}
+		/* Someone else's file (any file `path` names) is never formatted
+		 * over: only an empty one, or one that starts with our magic. */
+		if (st.st_size < 8 || pread(fd, magic, 8, 0) != 8 || memcmp(magic, TC_SHM_MAGIC, 8) != 0) {
+			snprintf(err, TC_ERRBUF, "%s: not a tagcache segment (a file of %llu bytes without "
+			         "its header); refused: remove it or choose another path", path,
+			         (unsigned long long)st.st_size);
 			close(fd);
 			return TC_ERR;
 		}
@@ -312,14 +300,20 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 			bad = check_header((tc_shm_hdr *)base, (uint64_t)st.st_size, &nslots);
 		}
 		if (bad) {
-			/* Another layout, another build, a torn or overwritten header:
-			 * never interpret it. Processes that still map the old file
-			 * keep their inode; new openers get a fresh segment. */
+			/* Ours, but another layout, another build, a torn header or
+			 * another size: never interpret it. Processes that still map
+			 * the old file keep their inode; new openers get a fresh
+			 * segment. */
 			if (base) {
 				munmap(base, (size_t)st.st_size);
 			}
 			tc_log("tagcache: %s: unknown or damaged segment header, recreating", path);
-			unlink(path);
+			if (unlink(path) != 0) {
+				snprintf(err, TC_ERRBUF, "%s: damaged or of another build, and cannot be "
+				         "replaced: %s", path, strerror(errno));
+				close(fd);
+				return TC_ERR;
+			}
 			close(fd);
 			continue;
 		}
@@ -334,18 +328,141 @@ int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
 		}
 		m->dev = st.st_dev;
 		m->ino = st.st_ino;
+		m->cfg = *cfg;
 		bind_map(m, base, (size_t)st.st_size, nslots, &L);
 		/* The mapping holds the open file description, and with it the
-		 * flock: unlock explicitly, close() alone would not. */
+		 * flock: unlock explicitly, close() alone would not. The
+		 * descriptor stays open: fstat() on it tells whether someone
+		 * changed the file's size under the mapping (tc_shm_fresh). */
 		flock(fd, LOCK_UN);
-		close(fd);
-		m->next = maps;
-		maps = m;
+		m->fd = fd;
 		*out = m;
 		return TC_OK;
 	}
 	snprintf(err, TC_ERRBUF, "%s: the segment kept changing while it was opened", path);
 	return TC_ERR;
+}
+
+int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err)
+{
+	char path[TC_OPT_STRMAX + 128];
+	struct stat st;
+	tc_shm_map *m;
+
+	tc_stripe_init();
+	if (cfg->path[0]) {
+		snprintf(path, sizeof(path), "%s", cfg->path);
+	} else {
+		if (!valid_name(cfg->segment)) {
+			snprintf(err, TC_ERRBUF, "invalid segment name \"%.100s\": use 1 to 100 of A-Z a-z 0-9 _ - .", cfg->segment);
+			return TC_ERR;
+		}
+		const char *dir = cfg->dir[0] ? cfg->dir : "/dev/shm";
+		size_t dl = strlen(dir), sl = strlen(cfg->segment);
+
+		if (dl + sl + sizeof("/tagcache.") > sizeof(path)) {
+			snprintf(err, TC_ERRBUF, "segment directory path is too long");
+			return TC_ERR;
+		}
+		memcpy(path, dir, dl);
+		memcpy(path + dl, "/tagcache.", sizeof("/tagcache.") - 1);
+		memcpy(path + dl + sizeof("/tagcache.") - 1, cfg->segment, sl + 1);
+	}
+	if (stat(path, &st) == 0) {
+		for (m = maps; m; m = m->next) {
+			if (strcmp(m->path, path) == 0 && m->dev == st.st_dev && m->ino == st.st_ino) {
+				/* a new object: the mapping is checked before it is used */
+				if (tc_shm_fresh(m, err) != TC_OK) {
+					return TC_ERR;
+				}
+				*out = m;
+				return TC_OK;
+			}
+		}
+	}
+	if (open_segment(cfg, path, &m, err) != TC_OK) {
+		return TC_ERR;
+	}
+	m->next = maps;
+	maps = m;
+	*out = m;
+	return TC_OK;
+}
+
+/* 1 when the file under the mapping no longer has the mapping's size
+ * (another process truncated or extended it): touching a page past its
+ * end would be a SIGBUS. */
+static int size_changed(const tc_shm_map *m)
+{
+	struct stat st;
+
+	return m->base && fstat(m->fd, &st) == 0 && (uint64_t)st.st_size != (uint64_t)m->size;
+}
+
+static void detach(tc_shm_map *m)
+{
+	if (m->base) {
+		munmap(m->base, m->size);
+	}
+	m->base = NULL;
+	m->hdr = NULL;
+	m->slots = NULL;
+	m->buckets = m->tagbuckets = NULL;
+	m->heap = NULL;
+	m->held = 0;  /* the lock lived in that mapping */
+	m->tainted = 0;
+	m->checked = 0;
+}
+
+int tc_shm_fresh(tc_shm_map *m, char *err)
+{
+	tc_shm_map *n;
+	size_t was = m->size;
+
+	if (m->base && !size_changed(m)) {
+		return TC_OK;
+	}
+	if (m->base) {
+		struct stat st;
+
+		if (fstat(m->fd, &st) != 0) {
+			st.st_size = 0;
+		}
+		detach(m);
+		tc_log("tagcache: %s: the segment's size changed under this process (%llu bytes mapped, "
+		       "%llu in the file): attaching again", m->path, (unsigned long long)was,
+		       (unsigned long long)st.st_size);
+	}
+	if (open_segment(&m->cfg, m->path, &n, err) != TC_OK) {
+		char why[TC_ERRBUF];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, TC_ERRBUF, "%s: the segment's size was changed by another process and "
+		         "it cannot be attached again: %.3000s", m->path, why);
+		return TC_ERR;
+	}
+	/* The same map, which every object of this process points to, now
+	 * bound to the new mapping. */
+	close(m->fd);
+	free(m->path);
+	n->next = m->next;
+	*m = *n;
+	free(n);
+	return TC_OK;
+}
+
+void tc_shm_fresh_all(void)
+{
+	char err[TC_ERRBUF];
+	tc_shm_map *m;
+
+	for (m = maps; m; m = m->next) {
+		if (size_changed(m)) {
+			/* reattached now, or at the next operation that finds it
+			 * detached (which says why it cannot) */
+			(void)tc_shm_fresh(m, err);
+		}
+	}
 }
 
 /* After a bailout (hard timeout, fatal error) in the middle of a locked
@@ -355,7 +472,7 @@ void tc_shm_release_held(void)
 	tc_shm_map *m;
 
 	for (m = maps; m; m = m->next) {
-		if (m->held) {
+		if (m->held && !size_changed(m)) {
 			m->hdr->needs_repair = 1;
 			m->held = 0;
 			pthread_mutex_unlock(&m->hdr->lock);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "tc_backend.h"
 #include "tc_util.h"
@@ -21,7 +22,7 @@
 static void (*log_sink)(const char *msg);
 static char crash_name[64];
 static long crash_after = 1, crash_seen;
-static int crash_fatal;
+static int crash_fatal, crash_stop;
 static void (*crash_hook)(const char *point);
 
 void tc_set_crash_hook(void (*hook)(const char *point))
@@ -77,6 +78,7 @@ void tc_crash_init(void)
 	crash_after = n ? atol(n) : 1;
 	p = getenv("TAGCACHE_TEST_CRASH_MODE");
 	crash_fatal = p && strcmp(p, "fatal") == 0;
+	crash_stop = p && strcmp(p, "stop") == 0;
 	if (crash_after < 1) {
 		crash_after = 1;
 	}
@@ -85,6 +87,12 @@ void tc_crash_init(void)
 void tc_crash_point(const char *point)
 {
 	if (crash_name[0] && strcmp(crash_name, point) == 0 && ++crash_seen == crash_after) {
+		if (crash_stop) {
+			/* a writer frozen at this point (SIGSTOP, a debugger, a
+			 * cgroup freezer): it goes on where it was after SIGCONT */
+			raise(SIGSTOP);
+			return;
+		}
 		if (crash_fatal && crash_hook) {
 			crash_hook(point);  /* a PHP fatal error: longjmps out */
 		}
@@ -458,4 +466,54 @@ unsigned char *tc_map_file(int fd, uint64_t size, const char *what, char *err)
 		return NULL;
 	}
 	return base;
+}
+
+/* 1 when gid is this process's effective or a supplementary group. */
+static int in_group(gid_t gid)
+{
+	gid_t small[64], *g = small;
+	int n, i, found = 0;
+
+	if (gid == getegid()) {
+		return 1;
+	}
+	n = getgroups(64, small);
+	if (n < 0 && errno == EINVAL) {
+		n = getgroups(0, NULL);
+		if (n <= 0 || !(g = malloc((size_t)n * sizeof(gid_t)))) {
+			return 0;
+		}
+		n = getgroups(n, g);
+	}
+	for (i = 0; i < n; i++) {
+		if (g[i] == gid) {
+			found = 1;
+			break;
+		}
+	}
+	if (g != small) {
+		free(g);
+	}
+	return found;
+}
+
+int tc_check_owner(const struct stat *st, int mode, const char *what, char *err)
+{
+	if (st->st_uid == geteuid()) {
+		return TC_OK;
+	}
+	if ((mode & 0070) && (st->st_mode & 0070) && in_group(st->st_gid)) {
+		return TC_OK;  /* shared with a group of ours, as configured */
+	}
+	if (mode & 0070) {
+		snprintf(err, TC_ERRBUF, "%s: owned by uid %u and group %u, neither this process's "
+		         "(uid %u) nor one of its groups with the group bits of its mode (%04o) set; refused",
+		         what, (unsigned)st->st_uid, (unsigned)st->st_gid, (unsigned)geteuid(),
+		         (unsigned)(st->st_mode & 0777));
+	} else {
+		snprintf(err, TC_ERRBUF, "%s: owned by uid %u, not by this process (uid %u); refused "
+		         "(a mode that grants the group, e.g. 0660, shares it with a group)", what,
+		         (unsigned)st->st_uid, (unsigned)geteuid());
+	}
+	return TC_ERR;
 }

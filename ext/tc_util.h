@@ -235,6 +235,15 @@ int tc_names_ok(const unsigned char *w, uint64_t len, uint32_t ntags);
 
 /* ------------------------------------------------------ files and locks */
 
+struct stat;
+/* Whether this process may use a file or directory of another owner: its
+ * own (euid), or, when `mode` (the configured one, e.g. 0660 or 0770)
+ * grants the group, one whose group is this process's (effective or
+ * supplementary) and whose mode grants that group too. TC_OK, or TC_ERR
+ * with "<what>: owned by ..." in err (TC_ERRBUF bytes). The caller still
+ * refuses a mode more open than `mode`. */
+int tc_check_owner(const struct stat *st, int mode, const char *what, char *err);
+
 /* A robust, process-shared mutex, in a shared mapping. */
 void tc_mutex_init_shared(pthread_mutex_t *mx);
 /* flock(LOCK_EX) on fd, tried every 2 ms up to `tries` times: 0, or -1
@@ -251,7 +260,8 @@ unsigned char *tc_map_file(int fd, uint64_t size, const char *what, char *err);
 /* ------------------------------------------------------------- logging */
 
 void tc_set_log_sink(void (*sink)(const char *msg));
-/* TAGCACHE_TEST_CRASH_MODE=fatal: crash points call this instead of SIGKILL */
+/* TAGCACHE_TEST_CRASH_MODE=fatal: crash points call this instead of SIGKILL
+ * (=stop: they SIGSTOP the process, which goes on after SIGCONT) */
 void tc_set_crash_hook(void (*hook)(const char *point));
 void tc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A network engine's failure under on_error=miss: one log line per

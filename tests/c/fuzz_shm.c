@@ -84,6 +84,22 @@ static void die(const char *what)
 	abort();
 }
 
+/* 1 when the file at path starts with the segment magic: a file that
+ * does not is not ours, and its open must be refused (never formatted
+ * over: issue 11 item 7). */
+static int has_magic(const char *path)
+{
+	char m[8];
+	int fd = open(path, O_RDONLY), ok;
+
+	if (fd < 0) {
+		return 0;
+	}
+	ok = pread(fd, m, 8, 0) == 8 && memcmp(m, TC_SHM_MAGIC, 8) == 0;
+	close(fd);
+	return ok;
+}
+
 static void *open_path(const char *path)
 {
 	static tc_shm_config cfg;
@@ -585,6 +601,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(img);
 	st = open_path(seg);
+	if (!has_magic(seg)) {
+		if (st) {
+			die("a file without the segment magic was used");
+		}
+		tc_test_forget_maps();
+		unlink(seg);
+		return 0;
+	}
 	if (!st) {
 		die("a damaged segment could not be opened");
 	}
@@ -608,6 +632,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		B->close(st);
 		tc_test_forget_maps();
 		st = open_path(seg);
+		if (!has_magic(seg)) {
+			if (st) {
+				die("a file without the segment magic was used");
+			}
+			tc_test_forget_maps();
+			unlink(seg);
+			return 0;
+		}
 		if (!st) {
 			die("a damaged segment could not be opened again");
 		}

@@ -19,7 +19,10 @@ void tc_test_forget_maps(void)
 		tc_shm_map *m = maps;
 
 		maps = m->next;
-		munmap(m->base, m->size);
+		if (m->base) {
+			munmap(m->base, m->size);
+		}
+		close(m->fd);
 		free(m->path);
 		free(m);
 	}

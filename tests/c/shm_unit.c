@@ -1633,16 +1633,43 @@ static const char *damage(const tmpl *T, unsigned char *img, int kind)
 /* In the child: open the damaged copy, read every id, write, verify.
  * Exit status: the problems found (bits 0-5), plus 64 when the engine
  * noticed the damage (it logged a repair or a recreation at attach). */
+/* 1 when the segment file `name` starts with the segment magic. */
+static int has_magic(const char *name)
+{
+	char path[256], m[8];
+	int fd, ok;
+
+	seg_path(path, sizeof(path), name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		return 0;
+	}
+	ok = pread(fd, m, 8, 0) == 8 && memcmp(m, TC_SHM_MAGIC, 8) == 0;
+	close(fd);
+	return ok;
+}
+
 static int corrupt_child(const tmpl *T, const char *name, int kind)
 {
 	void *st;
 	char err[TC_ERRBUF];
-	int bad = 0, i, op, noticed;
+	int bad = 0, i, op, noticed, magic = has_magic(name);
+
 	strlist l = {0};
 
 	nlogs = 0;
 	st = open_seg(name, 1 << 20, 0);
 	noticed = nlogs > 0;
+	if (!magic) {
+		/* A file without our magic is not ours: refused, never
+		 * formatted over (issue 11 item 7). */
+		if (st) {
+			fprintf(stderr, "  %s: a file without the segment magic was used\n", name);
+			B->close(st);
+			return 2;
+		}
+		return 64;
+	}
 	if (!st) {
 		return 63;
 	}

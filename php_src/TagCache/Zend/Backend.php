@@ -44,8 +44,11 @@ abstract class TagCache_Zend_Backend extends Zend_Cache_Backend implements
     /**
      * $options as the native class takes them (names case-insensitive,
      * unknown names ignored, values may be strings as Magento 1 passes them).
+     * They may hold a password: #[\SensitiveParameter] keeps them out of
+     * exception traces (zend.exception_ignore_args=0, var_dump($e), Sentry),
+     * as the native constructor does.
      */
-    public function __construct(array $options = [])
+    public function __construct(#[\SensitiveParameter] array $options = [])
     {
         $class = static::NATIVE;
         if ($class === '' || !class_exists($class, false)) {
@@ -83,7 +86,8 @@ abstract class TagCache_Zend_Backend extends Zend_Cache_Backend implements
         }
     }
 
-    public function setOption($name, $value): void
+    /** $value may be a password (setOption('password', ...)): kept out of traces. */
+    public function setOption($name, #[\SensitiveParameter] $value): void
     {
         try {
             $this->_native->setOption($name, $value);

@@ -15,7 +15,7 @@ if (!function_exists('pcntl_fork')) {
 require __DIR__ . '/zend.inc';
 tcz_setup();
 
-tcz_each_adapter('011', function (string $adapter, string $native, callable $make) {
+tcz_each_adapter('012', function (string $adapter, string $native, callable $make) {
     if ($native !== 'TagCache\Shm' && $native !== 'TagCache\File') {
         return;  // serve_stale is on Shm and File so far (issue 14); the others ignore the option
     }
@@ -57,7 +57,7 @@ tcz_report();
 --CLEAN--
 <?php
 require __DIR__ . '/zend.inc';
-tcz_clean_stores('011');
+tcz_clean_stores('012');
 ?>
 --EXPECTF--
 ok: serve_stale reaches the native object
