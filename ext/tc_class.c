@@ -132,8 +132,9 @@ static tc_lease_tab *lease_tab(tc_object *o, bool create)
 	return o->lease;
 }
 
-/* serve_stale is on: sv is set up for tc_stale.c. */
-static bool stale_on(tc_object *o, tc_stale *sv)
+/* serve_stale is on (or, with reads, early_rebuild: for load() and
+ * save()): sv is set up for tc_stale.c. */
+static bool stale_on_ex(tc_object *o, tc_stale *sv, bool reads)
 {
 	const tc_stale_opts *so;
 
@@ -141,7 +142,7 @@ static bool stale_on(tc_object *o, tc_stale *sv)
 		return false;
 	}
 	so = o->be->stale_opts(o->config);
-	if (!(so->serve_stale > 0)) {
+	if (!(so->serve_stale > 0) && !(reads && so->early_rebuild > 0)) {
 		return false;
 	}
 	sv->be = o->be;
@@ -149,6 +150,11 @@ static bool stale_on(tc_object *o, tc_stale *sv)
 	sv->o = so;
 	sv->tab = lease_tab(o, true);
 	return true;
+}
+
+static bool stale_on(tc_object *o, tc_stale *sv)
+{
+	return stale_on_ex(o, sv, false);
 }
 
 /* The methods whose one argument is an id (test, remove, getMetadatas,
@@ -439,7 +445,7 @@ static int do_load(tc_object *o, zend_string *id, bool allow_expired, zval *rv)
 	size_t len = 0;
 	tc_meta meta;
 	tc_stale sv;
-	int r = !allow_expired && stale_on(o, &sv)
+	int r = !allow_expired && stale_on_ex(o, &sv, true)
 	        ? tc_stale_load(&sv, S(id), alloc_zstr, &buf, &data, &len, &meta)
 	        : o->be->load(o->state, S(id), allow_expired, alloc_zstr, &buf, &data, &len, &meta);
 
@@ -575,7 +581,7 @@ ZEND_METHOD(TagCache_AbstractBackend, save)
 	{
 		tc_stale sv;
 
-		r = stale_on(o, &sv) ? tc_stale_save(&sv, S(id), S(data), t, nt, expire, err)
+		r = stale_on_ex(o, &sv, true) ? tc_stale_save(&sv, S(id), S(data), t, nt, expire, err)
 		                     : o->be->save(o->state, S(id), S(data), t, nt, expire, err);
 	}
 	efree(t);

@@ -149,8 +149,16 @@ tc_lease_tab *tc_lease_open(const char *path, int mode, int create, char *err)
 		goto fail;
 	}
 	/* an empty (new) file grows to its size: zeros are an empty table;
-	 * two processes doing it at once both write the same size */
-	if ((uint64_t)sb.st_size < TAB_BYTES && ftruncate(fd, (off_t)TAB_BYTES) != 0) {
+	 * two processes doing it at once both write the same size. Any other
+	 * size is another layout: never interpreted, never changed. */
+	if (sb.st_size != 0 && (uint64_t)sb.st_size != TAB_BYTES) {
+		if (err) {
+			snprintf(err, TC_ERRBUF, "%.4000s: not a lease table of this build (size %lld)", path,
+			         (long long)sb.st_size);
+		}
+		goto fail;
+	}
+	if (sb.st_size == 0 && ftruncate(fd, (off_t)TAB_BYTES) != 0) {
 		if (err) {
 			snprintf(err, TC_ERRBUF, "%.4000s: cannot size the lease table: %s", path, strerror(errno));
 		}

@@ -93,13 +93,22 @@ int tc_stale_load(tc_stale *S, tc_str id, tc_alloc_fn alloc, void *ctx, char **d
 	if (!S->tab) {
 		return TC_MISS;
 	}
+	if (!(S->o->serve_stale > 0)) {
+		/* early_rebuild alone: a miss times its rebuild (the lease binds
+		 * nobody else: without a stale copy they all miss anyway) */
+		tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o));
+		return TC_MISS;
+	}
 	if (r == TC_OK && (double)meta->expire + S->o->serve_stale >= (double)now) {
 		have = 1;  /* expired lately: its own stale copy */
 	} else if (S->be->load(S->st, stale_key(id, kb), 0, alloc, ctx, data, len, meta) == TC_OK) {
 		have = 1;
 	}
 	if (!have) {
-		return TC_MISS;  /* a plain miss: nothing to serve, nothing leased */
+		if (S->o->early_rebuild > 0) {
+			tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o));  /* to time the rebuild */
+		}
+		return TC_MISS;  /* a plain miss: nothing to serve */
 	}
 	if (tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o)) == TC_LEASE_HELD) {
 		tc_lease_count(S->tab, TC_LS_STALE_SERVED);

@@ -19,3 +19,6 @@ early rebuild off: every load gets the value: ok
 early rebuild off: none counted: ok
 early rebuild on: exactly one load of 32 returns false early: ok
 early rebuild on: counted: ok
+early rebuild alone: a plain miss: ok
+early rebuild alone: exactly one load of 32 returns false early: ok
+early rebuild alone: counted: ok
