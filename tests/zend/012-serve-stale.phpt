@@ -49,6 +49,9 @@ tcz_each_adapter('012', function (string $adapter, string $native, callable $mak
         throw new DomainException('db down');
     }), 'an exception of the callback reaches the caller unchanged');
     tcz_same('db down', $e ? $e->getMessage() : null, 'with its message');
+    $e = tcz_throws(TypeError::class, fn () => $b->remember('R4', fn () => throw new TypeError('mine')),
+        'a TypeError of the callback itself is not wrapped');
+    tcz_same('mine', $e ? $e->getMessage() : null, 'it is the callback\'s');
     tcz_throws(Zend_Cache_Exception::class, fn () => $b->remember('R3', fn () => 42),
         'a callback that returns no string: Zend_Cache_Exception');
 });
@@ -69,5 +72,7 @@ ok: remember() through the adapter builds
 ok: and then hits
 ok: an exception of the callback reaches the caller unchanged
 ok: with its message
+ok: a TypeError of the callback itself is not wrapped
+ok: it is the callback's
 ok: a callback that returns no string: Zend_Cache_Exception
 backends: %d

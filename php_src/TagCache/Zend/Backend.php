@@ -149,18 +149,21 @@ abstract class TagCache_Zend_Backend extends Zend_Cache_Backend implements
             throw $this->_zendException(new TypeError(
                 'TagCache\\AbstractBackend::remember(): Argument #2 ($build) must be a valid callback'));
         }
-        $thrown = null;
+        // a flag, not the exception: an exception held by a variable that
+        // its own trace reaches (through this closure) is a cycle PHP 8.2
+        // does not free at shutdown
+        $fromBuild = false;
         try {
-            return $this->_native->remember($id, static function () use ($build, &$thrown) {
+            return $this->_native->remember($id, static function () use ($build, &$fromBuild) {
                 try {
                     return $build();
                 } catch (Throwable $e) {
-                    $thrown = $e;
+                    $fromBuild = true;
                     throw $e;
                 }
             }, $tags, $lifetime);
         } catch (TagCache\Exception | ValueError | TypeError $e) {
-            if ($e === $thrown) {
+            if ($fromBuild) {
                 throw $e;
             }
             throw $this->_zendException($e);
