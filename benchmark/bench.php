@@ -420,6 +420,15 @@ if ($smoke) {
 
 // ---------------------------------------------------------------- ops table
 $t0 = microtime(true);
+// a progress prefix for long runs (--all): step/total, elapsed, and a rough time left
+$steps = $runs * count($modes) * count($backends);
+$step = 0;
+$progress = static function () use (&$step, $steps, $t0): string {
+    $el = microtime(true) - $t0;
+    $left = $step > 0 ? $el / $step * ($steps - $step) : 0;
+    return sprintf('[%d/%d %s, ~%s left] ', $step, $steps, gmdate($el >= 3600 ? 'G\hi\m' : 'i:s', (int)$el),
+        $left >= 60 ? round($left / 60) . ' min' : (int)$left . ' s');
+};
 for ($run = 1; $run <= $runs; $run++) {
     foreach ($modes as $m) {
         if ($modeOk[$m] !== null) {
@@ -429,6 +438,7 @@ for ($run = 1; $run <= $runs; $run++) {
                         'tags' => $defs[$b]['tags'], 'status' => 'skipped', 'reason' => "mode $m: {$modeOk[$m]}"];
                 }
             }
+            $step += count($backends);
             continue;
         }
         if ($m === 'fpm') {
@@ -437,14 +447,16 @@ for ($run = 1; $run <= $runs; $run++) {
             } catch (\Throwable $e) {
                 $modeOk[$m] = $e->getMessage();
                 $log("php-fpm: {$e->getMessage()}");
+                $step += count($backends);
                 continue;
             }
         }
         foreach ($backends as $b) {
             $r = $runner->ops($m, $b, $clients, $opsLimit, $run);
             $res['ops'][] = $r;
+            $step++;
             if ($r['status'] === 'ok') {
-                $log(sprintf(
+                $log($progress() . sprintf(
                     '[run %d/%d %s] %-40s reads/s %7s  writes/s %7s  cleans/s %7s  load %.2f s%s',
                     $run,
                     $runs,
@@ -457,7 +469,7 @@ for ($run = 1; $run <= $runs; $run++) {
                     $r['warnings'] ? '  WARN ' . implode('; ', $r['warnings']) : ''
                 ));
             } elseif ($run === 1 || $r['status'] === 'error') {
-                $log(sprintf('[run %d/%d %s] %-40s %s: %s', $run, $runs, $m, $defs[$b]['label'], $r['status'], $r['reason'] ?? ''));
+                $log($progress() . sprintf('[run %d/%d %s] %-40s %s: %s', $run, $runs, $m, $defs[$b]['label'], $r['status'], $r['reason'] ?? ''));
             }
         }
     }

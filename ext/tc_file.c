@@ -134,9 +134,21 @@ static void file_close(void *state)
 
 /* --------------------------------------------------------------- reads */
 
-/* The lock-free read. TC_OK, TC_MISS, TC_ERR (allocation), or 2: no
- * stable view, or a damaged record: the caller reads under the lock,
- * which repairs. */
+/* How long a reader waits for a writer's odd-sequence window to close:
+ * READ_TRIES attempts with tc_backoff() (spins, then yields, then 20 us
+ * sleeps: some tens of milliseconds in all), then a miss. A window holds a
+ * few stores (a save) or a batch of 32 to 64 changes (removals,
+ * compaction), so only a writer that stopped inside it (SIGSTOP, a
+ * debugger, a cgroup freezer) makes a reader give up; while the same
+ * window stays open, later reads of this process give up after a few
+ * spins (s->stuck_seq). The sequence is one for the whole index: while a
+ * writer is stopped in its window every key is a miss, none waits. */
+#define READ_TRIES 1000
+#define STUCK_TRIES 8
+
+/* The lock-free read. TC_OK, TC_MISS, TC_ERR (allocation), or 2: a
+ * damaged record or an inconsistent index: the caller repairs, under the
+ * lock if it is free. */
 static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64_t now,
                      tc_alloc_fn alloc, void *ctx, char **data, size_t *len, tc_meta *meta)
 {
@@ -155,7 +167,7 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 	x = &s->ix;
 	H = x->hdr;
 	tcf_lmap_prune(s);
-	for (attempt = 0; attempt < 200; attempt++) {
+	for (attempt = 0;; attempt++) {
 		uint64_t s1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE), off = 0, end = 0, salt = 0;
 		uint32_t i, steps = 0, found = 0, lg = 0, rlen = 0, want_map = 0;
 		int64_t expire = 0, mtime = 0;
@@ -164,6 +176,12 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		tcf_rec r;
 
 		if (s1 & 1) {
+			if (attempt >= READ_TRIES || (s1 == s->stuck_seq && attempt >= STUCK_TRIES)) {
+				/* a writer inside its window all this time: a miss */
+				s->stuck_seq = s1;
+				tc_count(&H->stripes[tc_stripe_no].misses);
+				return TC_MISS;
+			}
 			tc_backoff(attempt);
 			continue;
 		}
@@ -226,6 +244,10 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
 		}
 		if (tc_seq_changed(&H->seq, s1)) {
+			if (attempt >= READ_TRIES) {
+				tc_count(&H->stripes[tc_stripe_no].misses);
+				return TC_MISS;  /* writers all the time: never stable */
+			}
 			tc_backoff(attempt);
 			continue;
 		}
@@ -265,7 +287,6 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		tc_count(&H->stripes[tc_stripe_no].hits);
 		return TC_OK;
 	}
-	return 2;
 }
 
 /* Under the lock: the slot of an id in the current index, 0 if absent. */
@@ -324,8 +345,11 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 	if (rc != 2) {
 		return rc;
 	}
-	/* Slow path: under the lock, which also repairs what it must. */
-	if (tcf_lock(f, NULL) != TC_OK) {
+	/* Slow path: under the lock, which also repairs what it must; only if
+	 * the lock is free at once: a reader never waits for a writer (one
+	 * that holds the lock repairs nothing for us, and may be stopped). */
+	if (tcf_lock_nowait(f, NULL) != TC_OK) {
+		tc_count(&s->ix.hdr->stripes[tc_stripe_no].misses);
 		return TC_MISS;
 	}
 	x = &s->ix;
@@ -373,9 +397,16 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 
 /* -------------------------------------------------------------- writes */
 
-/* Grows what the index ran out of by half, by rebuilding it bigger
- * (half, not double: the index is a good part of the store's bytes, and
- * every page of it is reserved on disk). */
+/* Grows the index (by rebuilding it bigger) so that this save fits: each
+ * capacity to at least what is in use plus what the save asks for, with
+ * room to spare, and what ran out by half again at least (half, not
+ * double: the index is a good part of the store's bytes, and every page
+ * of it is reserved on disk). The heap is sized from the save's own needs
+ * (its links, and for each tag a name and a member array), not from what
+ * is in use now: a reservation that failed gave back everything it took,
+ * so a save of thousands of tags never showed in heap_used, and growing by
+ * that alone rebuilt the index at the same size again and again.
+ * TC_MISS when the index cannot grow to that (nothing was rebuilt). */
 static uint32_t half_more(uint32_t v, uint32_t max)
 {
 	uint64_t n = (uint64_t)v + v / 2 + 64;
@@ -383,25 +414,45 @@ static uint32_t half_more(uint32_t v, uint32_t max)
 	return n > max ? max : (uint32_t)n;
 }
 
-static int grow(tc_file *f, char *err)
+static uint32_t at_least(uint32_t v, uint64_t want, uint32_t max)
+{
+	return want > max ? max : (want > v ? (uint32_t)want : v);
+}
+
+static int grow(tc_file *f, const tc_str *tags, size_t ntags, char *err)
 {
 	tcf_idx *x = &f->s->ix;
+	tcf_hdr *H = x->hdr;
 	tcf_caps c = {x->nslots, x->ntags, x->heap_units};
+	uint64_t units = ntags, heap;
+	size_t i;
 
+	for (i = 0; i < ntags; i++) {
+		units += (tags[i].len + TCF_UNIT - 1) / TCF_UNIT + 2;
+	}
+	/* size classes round a block up by a quarter at most */
+	units += units / 4 + 64;
+	heap = (uint64_t)H->heap_used + H->heap_used / 2 + units + 1024;
+	c.nslots = at_least(c.nslots, (uint64_t)H->entries + H->entries / 4 + 64, 1u << 30);
+	c.ntags = at_least(c.ntags, (uint64_t)H->tags + H->tags / 4 + ntags + 64, 1u << 30);
+	c.heap_units = at_least(c.heap_units, heap, UINT32_MAX - 16);
 	switch (x->full) {
 	case TCF_FULL_SLOTS:
-		c.nslots = half_more(x->nslots, 1u << 30);
+		c.nslots = at_least(c.nslots, half_more(x->nslots, 1u << 30), 1u << 30);
 		break;
 	case TCF_FULL_TAGS:
-		c.ntags = half_more(x->ntags, 1u << 30);
+		c.ntags = at_least(c.ntags, half_more(x->ntags, 1u << 30), 1u << 30);
+		break;
+	case TCF_FULL_HEAP:
+		c.heap_units = at_least(c.heap_units, half_more(x->heap_units, UINT32_MAX - 16), UINT32_MAX - 16);
 		break;
 	default:
-		/* the heap: half again its size when more than half of it is in
-		 * use; otherwise the same size (the rebuild packs it again) */
-		if ((uint64_t)x->hdr->heap_used * 2 >= x->heap_units) {
-			c.heap_units = half_more(x->heap_units, UINT32_MAX - 16);
-		}
 		break;
+	}
+	if (c.nslots == x->nslots && c.ntags == x->ntags && c.heap_units == x->heap_units) {
+		snprintf(err, TC_ERRBUF, "%.3000s: the index cannot grow any more (%u slots, %u tags, %u heap units)",
+		         f->s->dir, x->nslots, x->ntags, x->heap_units);
+		return TC_MISS;
 	}
 	return tcf_rebuild(f, &c, 0, NULL, err);
 }
@@ -438,7 +489,9 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 		goto out_nolock;
 	}
 	tc_crash_point("file_save_locked");
-	for (tries = 0; tries < 12; tries++) {
+	/* A failed reservation grows the index to fit this save at once; a
+	 * second try is for a heap that fragmentation still defeats. */
+	for (tries = 0; tries < 4; tries++) {
 		if (tcf_make_room(f, need, now, err) != TC_OK) {
 			goto fail;
 		}
@@ -454,12 +507,13 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 			if (tcf_rebuild(f, &c, 0, "an inconsistency was found in the index", err) != TC_OK) {
 				goto fail;
 			}
-		} else if (grow(f, err) != TC_OK) {
+		} else if (grow(f, tags, ntags, err) != TC_OK) {
 			goto fail;
 		}
 	}
 	if (!reserved) {
-		snprintf(err, TC_ERRBUF, "%.3000s: the index could not make room", s->dir);
+		snprintf(err, TC_ERRBUF, "%.3000s: the index could not make room for an entry with %zu tags", s->dir,
+		         ntags);
 		goto fail;
 	}
 	if (tcf_prepare_append(f, need, &off, &salt, err) != TC_OK) {

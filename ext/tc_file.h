@@ -219,6 +219,7 @@ typedef struct tcf_store {
 	int held;            /* this process holds ix's mutex */
 	int flockfd;         /* >= 0 while this process holds the directory lock */
 	int warned;          /* damage already logged once */
+	uint64_t stuck_seq;  /* an odd sequence a read gave up on (a stopped writer) */
 } tcf_store;
 
 /* Per object: the options that shape how it writes. */
@@ -272,6 +273,11 @@ int tcf_log_header_ok(const tcf_loghdr *h, uint32_t number);
 uint32_t tcf_log_obsolete(const tcf_loghdr *h);
 int tcf_log_create(tcf_store *s, const tc_file *f, uint32_t number, uint32_t base, uint64_t *salt,
                    char *err);
+int tcf_log_create_as(tcf_store *s, const tc_file *f, const char *name, uint32_t number, uint32_t base,
+                      uint64_t *salt, char *err);
+int tcf_log_header_intact(const tcf_loghdr *h);
+int tcf_log_header_repair(tcf_loghdr *h, uint32_t number);
+int tcf_log_header_rewrite(int fd, uint32_t number, uint32_t base, uint64_t salt, int64_t created);
 int tcf_log_mark_obsolete(tcf_store *s, uint32_t number);
 unsigned char *tcf_lmap_get(tcf_store *s, uint32_t number, uint64_t salt, uint64_t need);
 void tcf_lmap_drop(tcf_store *s, uint32_t number);
@@ -321,6 +327,7 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx);
 /* tc_file_store.c: directory, index file, locks, process registry */
 int tcf_attach(tc_file *f, const tc_file_config *c, char *err);
 int tcf_lock(tc_file *f, char *err);
+int tcf_lock_nowait(tc_file *f, char *err);
 void tcf_unlock(tc_file *f);
 void tcf_dirty(tcf_store *s);
 int tcf_flock(tcf_store *s, char *err);

@@ -23,7 +23,9 @@
  * release the lock in between.
  *
  * Eviction (the live bytes would pass max_size): expired entries first,
- * then the whole oldest log, FIFO. Evicting a whole log needs no tombstone:
+ * then the whole oldest log, FIFO. A full log table alone evicts nothing:
+ * the oldest log is compacted instead (eviction only when that cannot
+ * run, on a full disk). Evicting a whole log needs no tombstone:
  * its records go with it, and no older log can hold a record of its ids.
  */
 #ifdef HAVE_CONFIG_H
@@ -415,6 +417,8 @@ static void retire_log(tc_file *f, uint32_t v)
 	unlinkat(s->dirfd, name, 0);
 }
 
+static int compact_step(tc_file *f, uint64_t budget, int64_t now);
+
 /* Evicts the oldest log whole. 0 when there is nothing to evict. */
 static int drop_oldest(tc_file *f)
 {
@@ -448,6 +452,22 @@ int tcf_make_room(tc_file *f, uint64_t need, int64_t now, char *err)
 
 			swept = 1;
 			if (tcf_sweep_expired(f, now, NULL) == TC_OK && H->live_bytes < before) {
+				continue;
+			}
+		}
+		if (H->live_bytes + need <= f->max_size && H->first_log != H->active_log) {
+			/* Only the log table is full: the oldest log is compacted
+			 * (its live records copied forward), never evicted for that;
+			 * eviction is for a compaction that cannot run (a full disk). */
+			uint32_t v = H->first_log;
+			int k;
+
+			for (k = 0; k < 1 << 16 && H->first_log == v && !x->tainted; k++) {
+				if (compact_step(f, 1024 * 1024, now) <= 0) {
+					break;
+				}
+			}
+			if (H->first_log != v) {
 				continue;
 			}
 		}

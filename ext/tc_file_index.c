@@ -18,9 +18,13 @@
  * is bounds-checked before it is followed; a bad one marks the index
  * tainted, and the lock holder rebuilds it from the logs.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "tc_file.h"
 #include "tc_hash.h"
 
@@ -319,6 +323,11 @@ uint32_t tcf_find(tcf_store *s, tcf_idx *x, const unsigned char *k, uint32_t kle
 			memcpy(&rk, rec + offsetof(tcf_rec, klen), 2);
 			if (rk == klen && (uint64_t)TCF_REC + klen <= sl->len
 			    && memcmp(rec + TCF_REC, k, klen) == 0) {
+				/* callers follow its links (publish, remove, metadata) */
+				if (!tcf_slot_ok(x, i)) {
+					x->tainted = 1;
+					return 0;
+				}
 				return i;
 			}
 		}
@@ -331,6 +340,12 @@ void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n)
 {
 	tcf_logent *le = TCF_LOGENT(x, log);
 
+	/* taking away more than was counted: the counts were damaged, and a
+	 * wrapped live_bytes would evict every log (tcf_make_room) */
+	if (bytes < 0 && (x->hdr->live_bytes < (uint64_t)-bytes
+	                  || (le->number == log && (le->live < (uint64_t)-bytes || le->nlive < (uint64_t)-n)))) {
+		x->tainted = 1;
+	}
 	if (le->number == log) {
 		le->live += (uint64_t)bytes;
 		le->nlive += (uint64_t)n;
@@ -770,6 +785,48 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 
 /* ----------------------------------------------------------------- check */
 
+/* The log files agree with the log table: every log it lists is there
+ * with at least the bytes it says, and no log of its range is missing
+ * from it (a log unlinked under live entries, or one the index forgot). */
+static void check_files(tcf_store *s, tcf_idx *x, tc_report *P)
+{
+	tcf_hdr *H = x->hdr;
+	struct dirent *e;
+	DIR *d;
+	int i, fd;
+
+	for (i = 0; i < TCF_MAXLOGS; i++) {
+		tcf_logent *le = &H->logs[i];
+		char name[TCF_PREFIXMAX + 32];
+		struct stat st;
+
+		if (!le->number) {
+			continue;
+		}
+		tcf_log_name(name, sizeof(name), s->prefix, le->number);
+		if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || (uint64_t)st.st_size < le->end) {
+			tc_report_add(P, "log %u: its file is missing or shorter than the %llu bytes the index says",
+			              le->number, (unsigned long long)le->end);
+		}
+	}
+	fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0) {
+			close(fd);
+		}
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		uint32_t num;
+
+		if (tcf_log_parse_name(e->d_name, s->prefix, &num) && num >= H->first_log && num <= H->active_log
+		    && TCF_LOGENT(x, num)->number != num) {
+			tc_report_add(P, "log file %s is not in the index's log table", e->d_name);
+		}
+	}
+	closedir(d);
+}
+
 /* Walks the whole index and every record it points at. Each problem goes
  * to emit (at most 50); TC_OK when there is none. */
 int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
@@ -939,5 +996,6 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 			              (unsigned long long)total);
 		}
 	}
+	check_files(s, x, &P);
 	return P.n ? TC_ERR : TC_OK;
 }

@@ -192,6 +192,65 @@ int tcf_log_header_ok(const tcf_loghdr *h, uint32_t number)
 	       && h->number == number && h->base <= number && h->check == loghdr_check(h);
 }
 
+/* A header whose check fails by one flipped bit (in the checked bytes or
+ * in the check itself) is put right in h: 1 then, 0 when it cannot be
+ * (more damage than one bit: nothing in it can be trusted). A 64-bit check
+ * makes a wrong correction about as likely as a forged header. */
+/* The header is as it was written (whatever its layout or number). */
+int tcf_log_header_intact(const tcf_loghdr *h)
+{
+	return h->check == loghdr_check(h);
+}
+
+int tcf_log_header_repair(tcf_loghdr *h, uint32_t number)
+{
+	unsigned char *p = (unsigned char *)h;
+	uint64_t c = loghdr_check(h), d = c ^ h->check;
+	size_t i;
+	int b;
+
+	if (tcf_log_header_ok(h, number)) {
+		return 1;
+	}
+	if (d && (d & (d - 1)) == 0) {
+		h->check = c;
+		if (tcf_log_header_ok(h, number)) {
+			return 1;
+		}
+		h->check ^= d;
+	}
+	for (i = 0; i < offsetof(tcf_loghdr, check); i++) {
+		for (b = 0; b < 8; b++) {
+			p[i] ^= (unsigned char)(1u << b);
+			if (tcf_log_header_ok(h, number)) {
+				return 1;
+			}
+			p[i] ^= (unsigned char)(1u << b);
+		}
+	}
+	return 0;
+}
+
+/* Writes a header for log `number` with this salt and base over the
+ * damaged one of fd (the records keep their checks: they are seeded with
+ * the salt). */
+int tcf_log_header_rewrite(int fd, uint32_t number, uint32_t base, uint64_t salt, int64_t created)
+{
+	tcf_loghdr h;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, TCF_LOG_MAGIC, 8);
+	h.layout = TCF_LAYOUT;
+	h.number = number;
+	h.base = base;
+	h.salt = salt;
+	h.created = created;
+	h.check = loghdr_check(&h);
+	/* the obsolete mark after the check stays as it is */
+	return pwrite(fd, &h, offsetof(tcf_loghdr, obsolete), 0) == (ssize_t)offsetof(tcf_loghdr, obsolete)
+	       && fdatasync(fd) == 0 ? 0 : -1;
+}
+
 uint32_t tcf_log_obsolete(const tcf_loghdr *h)
 {
 	return h->obsolete == ~h->obsolete_inv ? h->obsolete : 0;
@@ -204,11 +263,20 @@ int tcf_log_create(tcf_store *s, const tc_file *f, uint32_t number, uint32_t bas
                    char *err)
 {
 	char name[TCF_PREFIXMAX + 32];
+
+	tcf_log_name(name, sizeof(name), s->prefix, number);
+	return tcf_log_create_as(s, f, name, number, base, salt, err);
+}
+
+/* The same under another name (a log being merged, renamed into place
+ * later). */
+int tcf_log_create_as(tcf_store *s, const tc_file *f, const char *name, uint32_t number, uint32_t base,
+                      uint64_t *salt, char *err)
+{
 	tcf_loghdr h;
 	int fd;
 	ssize_t w;
 
-	tcf_log_name(name, sizeof(name), s->prefix, number);
 	fd = openat(s->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->file_mode & 0777);
 	if (fd < 0) {
 		if (errno == EEXIST) {

@@ -194,6 +194,7 @@ int tcf_install(tcf_store *s, tcf_idx *nx)
 		munmap(s->ix.base, s->ix.size);
 	}
 	s->ix = *nx;
+	s->stuck_seq = 0;
 	s->log_gen = ~nx->hdr->log_gen;  /* prune against the new index's log table */
 	tcf_lmap_prune(s);
 	return TC_OK;
@@ -464,7 +465,21 @@ static void cut_tail(tc_file *f)
 	}
 }
 
+static int lock_index(tc_file *f, char *err, int wait);
+
 int tcf_lock(tc_file *f, char *err)
+{
+	return lock_index(f, err, 1);
+}
+
+/* The lock if no one holds it (a holder that died counts as free); TC_ERR
+ * at once otherwise. For readers, which never wait for a writer. */
+int tcf_lock_nowait(tc_file *f, char *err)
+{
+	return lock_index(f, err, 0);
+}
+
+static int lock_index(tc_file *f, char *err, int wait)
 {
 	tcf_store *s = f->s;
 	char ebuf[TC_ERRBUF];
@@ -481,8 +496,16 @@ int tcf_lock(tc_file *f, char *err)
 		if (__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE) && tcf_reopen_index(f, err) != TC_OK) {
 			return TC_ERR;
 		}
-		tc_deadline(&ts, t);
-		r = pthread_mutex_timedlock(&s->ix.hdr->lock, &ts);
+		if (wait) {
+			tc_deadline(&ts, t);
+			r = pthread_mutex_timedlock(&s->ix.hdr->lock, &ts);
+		} else {
+			r = pthread_mutex_trylock(&s->ix.hdr->lock);
+			if (r == EBUSY) {
+				snprintf(err, TC_ERRBUF, "%.3000s: the write lock is held", s->dir);
+				return TC_ERR;
+			}
+		}
 		if (r == EOWNERDEAD) {
 			pthread_mutex_consistent(&s->ix.hdr->lock);
 			owner_died = 1;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # package.xml must list every git-tracked file that ships in the pecl
 # tarball, and nothing else. Shipped: config.m4, config.w32, ext/**,
+# php_src/bin/* (role="script", installed into PEAR's bin_dir by its name),
 # php_src/** (TagCache/** with role="php", installed into PEAR's php_dir as
 # TagCache/..., so on the default include_path), tests/** (role="test"),
 # README.md, TECHNOTES.md, LICENSE*, composer.json. Not shipped: .ci/,
@@ -9,7 +10,31 @@
 #   scripts/check-package.sh --write   rewrite the <contents> and <filelist> of package.xml
 set -uo pipefail
 cd "$(dirname "$0")/.."
-git ls-files > /tmp/tagcache-tracked.$$ 2>/dev/null || { echo "check-package: not a git checkout" >&2; echo "package: 0 passed, 1 failed, 0 skipped"; exit 1; }
+if ! git ls-files > /tmp/tagcache-tracked.$$ 2>/dev/null || [ ! -s /tmp/tagcache-tracked.$$ ]; then
+	# A release tarball or a plain copy: which files are tracked is unknown,
+	# so only one direction can be checked: every file package.xml lists is here.
+	rm -f /tmp/tagcache-tracked.$$
+	[ "${1:-check}" = --write ] && { echo "check-package: --write needs a git checkout (the tracked files)" >&2; exit 1; }
+	php -r '
+	$dom = new DOMDocument();
+	if (!@$dom->load("package.xml")) { echo "package.xml is not well-formed XML\n"; echo "package: 0 passed, 1 failed, 1 skipped\n"; exit(1); }
+	$missing = [];
+	$walk = function (DOMElement $el, string $prefix) use (&$walk, &$missing) {
+	    foreach ($el->childNodes as $c) {
+	        if (!$c instanceof DOMElement) continue;
+	        $name = trim($c->getAttribute("name"), "/");
+	        if ($c->localName === "dir") $walk($c, $name === "" ? $prefix : $prefix . $name . "/");
+	        elseif ($c->localName === "file" && !is_file($prefix . $name)) $missing[] = $prefix . $name;
+	    }
+	};
+	foreach ($dom->getElementsByTagName("contents") as $contents) $walk($contents, "");
+	foreach ($missing as $f) echo "check-package: listed in package.xml but not here: $f\n";
+	echo "check-package: skipped: not a git checkout, so no list of tracked files to compare package.xml with (only checked that every file it lists is here)\n";
+	printf("package: %d passed, %d failed, 1 skipped\n", $missing ? 0 : 1, $missing ? 1 : 0);
+	exit($missing ? 1 : 0);
+	'
+	exit $?
+fi
 # git ls-files lists what is tracked; files added but not committed are included, deleted ones too (filtered below)
 php -d error_reporting=-1 -r '
 $mode = $argv[1];
@@ -20,6 +45,7 @@ unlink($argv[2]);
 function role(string $f): ?string {
     if ($f === "config.m4" || $f === "config.w32" || str_starts_with($f, "ext/")) return "src";
     if (str_starts_with($f, "php_src/TagCache/") && str_ends_with($f, ".php")) return "php";
+    if (str_starts_with($f, "php_src/bin/")) return "script";
     if (str_starts_with($f, "php_src/")) return "doc";
     if (str_starts_with($f, "tests/")) return "test";
     if (in_array($f, ["README.md", "TECHNOTES.md", "composer.json"], true) || str_starts_with($f, "LICENSE")) return "doc";
@@ -64,6 +90,7 @@ if ($mode === "--write") {
     $filelist = "  <filelist>\n";
     foreach ($ship as $f => $r) {
         if ($r === "php") $filelist .= "   <install as=\"" . substr($f, strlen("php_src/")) . "\" name=\"$f\"/>\n";
+        if ($r === "script") $filelist .= "   <install as=\"" . basename($f) . "\" name=\"$f\"/>\n";
     }
     $filelist .= "  </filelist>";
     $xmlText = preg_replace("~ <contents>.*?</contents>~s", $contents, $xmlText, 1, $c1);
@@ -95,6 +122,8 @@ foreach ($ship as $f => $r) {
     elseif ($listed[$f] !== $r) $problems[] = "$f has role \"{$listed[$f]}\", expected \"$r\"";
     if ($r === "php" && ($installAs[$f] ?? null) !== substr($f, strlen("php_src/")))
         $problems[] = "$f needs <install as=\"" . substr($f, strlen("php_src/")) . "\"> in <filelist>";
+    if ($r === "script" && ($installAs[$f] ?? null) !== basename($f))
+        $problems[] = "$f needs <install as=\"" . basename($f) . "\"> in <filelist>";
 }
 foreach ($listed as $f => $r) {
     if (!isset($ship[$f])) $problems[] = "listed in package.xml but not a tracked file that ships: $f";

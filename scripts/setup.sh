@@ -14,6 +14,7 @@ PKGS=(
 	php-cache-integration-tests phpunit
 	php-pear php-psr-simple-cache php-psr-cache php-cache-tag-interop composer
 	gnuplot-nox
+	chromium
 )
 missing=()
 for p in "${PKGS[@]}"; do

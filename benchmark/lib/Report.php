@@ -411,79 +411,194 @@ final class Report
             self::writeCsv($files[] = "$dir/growth.csv", ['backend', 'records', 'loaded', 'load_seconds', 'save_us', 'clean_ms_median',
                 'ids_per_tag', 'bytes_per_record', 'status'], $rows);
         }
-        $png = self::chart($dir, $res);
-        if ($png) {
-            $files[] = $png;
+        foreach (array_merge(glob("$dir/chart*.png") ?: [], glob("$dir/ratios-*.png") ?: []) as $old) {
+            @unlink($old);   // a chart of an earlier run must not pass for this one's
+        }
+        if (self::chart($dir, $res) !== null) {
+            array_push($files, ...glob("$dir/chart.png"), ...(glob("$dir/ratios-*.png") ?: []));
+        } else {
+            fwrite(STDERR, self::$chartNote . "\n");
         }
         return $files;
     }
 
-    /** Backends side by side: reads, writes, cleans (log scale), one bar per mode. */
+    /** Why chart() wrote no chart, or null when it did (bench.php prints it). */
+    public static ?string $chartNote = null;
+
+    /** One colour per backend, the same in every chart of a run (a palette that stays apart in print). */
+    private const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
+        '#bcbd22', '#17becf', '#393b79', '#ad494a', '#637939', '#843c39', '#7b4173', '#3182bd'];
+
+    /**
+     * chart.png: reads, writes and cleans per second side by side, linear
+     * scale, one colour per backend (legend), grouped by process mode, the
+     * value over each bar and "n/a" where a backend has no figure.
+     * ratios-MODE.png: tagcache / peer for every pair of the same run, linear
+     * scale with a line at 1 (as fast), value labels ("12.3x"), "n/a" where
+     * one side has no figure. Returns the first file written, or null with
+     * self::$chartNote saying why (gnuplot missing, no successful row, a
+     * gnuplot error: chart.err).
+     */
     public static function chart(string $dir, array $res): ?string
     {
+        self::$chartNote = null;
         $gnuplot = Php::which('gnuplot');
+        if (!$gnuplot) {
+            self::$chartNote = 'no chart: gnuplot is not installed (Debian: apt-get install gnuplot-nox; scripts/setup.sh installs it); '
+                . 'the figures are in summary.csv and ratios.csv';
+            return null;
+        }
         $ok = array_values(array_filter($res['summary'], static fn ($r) => $r['status'] === 'ok'));
-        if (!$gnuplot || !$ok) {
+        if (!$ok) {
+            self::$chartNote = 'no chart: no backend finished a run';
             return null;
         }
         $modes = array_values(array_unique(array_map(static fn ($r) => $r['mode'], $ok)));
-        $backends = [];
-        foreach ($ok as $r) {
-            $backends[$r['backend']] = $r['label'];
+        $defs = Backends::all();
+        $labels = [];
+        foreach ($res['summary'] as $r) {
+            $labels[$r['backend']] = $r['label'];
         }
-        $val = [];
-        foreach ($ok as $r) {
-            foreach (['reads', 'writes', 'cleans'] as $k) {
-                $val[$k][$r['backend']][$r['mode']] = $r[$k]['median'];
-            }
+        $colour = [];
+        foreach (array_keys($labels) as $i => $b) {
+            $colour[$b] = self::PALETTE[$i % count(self::PALETTE)];
         }
-        foreach (['reads', 'writes', 'cleans'] as $k) {
-            $lines = '# backend ' . implode(' ', $modes) . "\n";
-            foreach ($backends as $b => $label) {
-                $lines .= '"' . str_replace(['"', '\\'], ["'", '\\\\'], $label) . '"';
-                foreach ($modes as $mode) {
-                    $v = $val[$k][$b][$mode] ?? null;
-                    $lines .= ' ' . ($v ? sprintf('%.2f', $v) : '?');
+        $title = sprintf('%d clients, median of %d run(s), %s', $res['meta']['clients'] ?? 0, $res['meta']['runs'] ?? 0, $res['meta']['date'] ?? '');
+
+        // absolute figures: groups = modes, series = backends that ran ok somewhere
+        $series = [];
+        foreach ($ok as $r) {
+            $series[$r['backend']] = $labels[$r['backend']];
+        }
+        $panels = [];
+        foreach (['reads' => 'reads/s', 'writes' => 'writes/s', 'cleans' => 'cleans/s (n/a: the backend has no tags)'] as $k => $yl) {
+            $groups = [];
+            foreach ($modes as $m) {
+                foreach ($series as $b => $_) {
+                    $groups[$m][$b] = null;
                 }
-                $lines .= "\n";
             }
-            file_put_contents("$dir/chart-$k.dat", $lines);
-        }
-        $title = sprintf('tagcache benchmark, %d clients, median of %d run(s), %s', $res['meta']['clients'], $res['meta']['runs'], $res['meta']['date']);
-        $plots = '';
-        foreach (['reads' => 'reads/s', 'writes' => 'writes/s', 'cleans' => 'cleans/s (n/a: no tags)'] as $k => $t) {
-            $cols = [];
-            foreach ($modes as $i => $mode) {
-                $cols[] = sprintf("'%s/chart-%s.dat' using %d:xtic(1) title '%s'", $dir, $k, $i + 2, $mode);
+            foreach ($ok as $r) {
+                $groups[$r['mode']][$r['backend']] = $r[$k]['median'];
             }
-            $plots .= "set ylabel '$t'\nplot " . implode(', ', $cols) . "\n";
+            $panels[] = ['ylabel' => $yl . ', linear scale', 'groups' => $groups, 'fmt' => static fn ($v) => self::num($v, true), 'ref' => null];
         }
-        $width = max(900, 160 + 34 * count($backends) * max(1, count($modes)) + 20 * count($backends));
-        $script = <<<GP
-            set terminal pngcairo noenhanced size $width,1600 font 'sans,9'
-            set output '$dir/chart.png'
-            set datafile missing '?'
-            set style data histograms
-            set style histogram clustered gap 1
-            set style fill solid 0.85 border -1
-            set boxwidth 0.9
-            set logscale y
-            set format y '%.0s%c'
-            set grid ytics
-            set xtics rotate by -30 left
-            set key top right
-            set bmargin 9
-            set rmargin 16
-            set multiplot layout 3,1 title "$title"
-            $plots
-            unset multiplot
-            GP;
-        file_put_contents("$dir/chart.gp", $script);
-        exec(escapeshellarg($gnuplot) . ' ' . escapeshellarg("$dir/chart.gp") . ' 2>&1', $out, $rc);
-        if ($rc !== 0 || !is_file("$dir/chart.png")) {
-            file_put_contents("$dir/chart.err", implode("\n", $out));
+        $first = self::bars($gnuplot, "$dir/chart", 'tagcache benchmark: operations per second, higher is better (' . $title . ')',
+            $panels, $series, $colour);
+        if ($first === null) {
             return null;
         }
-        return "$dir/chart.png";
+
+        // ratios: per mode, groups = tagcache backends, series = peers
+        foreach ($modes as $m) {
+            // against the peers only (ratios.csv also has tagcache against tagcache)
+            $rows = array_values(array_filter($res['ratios'] ?? [], static fn ($r) => $r['mode'] === $m
+                && ($defs[$r['peer']]['group'] ?? 'peer') !== 'tagcache'));
+            if (!$rows) {
+                continue;
+            }
+            $peers = [];
+            foreach ($rows as $r) {
+                $peers[$r['peer']] = $labels[$r['peer']] ?? $r['peer'];
+            }
+            $panels = [];
+            foreach (['reads', 'writes', 'cleans'] as $k) {
+                $groups = [];
+                foreach ($rows as $r) {
+                    $groups[$labels[$r['tagcache']] ?? $r['tagcache']][$r['peer']] = $r[$k] ?? null;
+                }
+                $panels[] = ['ylabel' => "$k: tagcache / peer (log scale, x10 per step; bars start at 1 = as fast)", 'groups' => $groups,
+                    'fmt' => static fn ($v) => ($v >= 10 ? number_format($v, 0) : number_format($v, 2)) . 'x', 'ref' => 1.0, 'log' => true];
+            }
+            self::bars($gnuplot, "$dir/ratios-$m", "tagcache against each peer, same run, mode $m ($title)", $panels, $peers, $colour);
+        }
+        return $first;
+    }
+
+    /**
+     * Writes $base.png: one panel per $panels entry, bars at computed
+     * positions (groups along x, one bar per series inside a group, coloured
+     * by series), a legend of the series, the value over each bar, "n/a"
+     * where the value is null, and an optional reference line.
+     */
+    private static function bars(string $gnuplot, string $base, string $title, array $panels, array $series, array $colour): ?string
+    {
+        $q = static fn (string $s) => "'" . str_replace("'", "''", $s) . "'";
+        $n = max(1, count($series));
+        $w = 0.8 / $n;
+        $plots = '';
+        $ngroups = 1;
+        foreach ($panels as $pi => $p) {
+            $bars = $na = '';
+            $tics = [];
+            $max = 0.0;
+            $min = INF;
+            $log = !empty($p['log']);
+            $gi = 0;
+            foreach ($p['groups'] as $g => $vals) {
+                $tics[] = $q((string)$g) . ' ' . $gi;
+                $si = 0;
+                foreach ($series as $sk => $_) {
+                    $x = $gi - 0.4 + $w * ($si + 0.5);
+                    $v = $vals[$sk] ?? null;
+                    $c = hexdec(substr($colour[$sk] ?? '#888888', 1));
+                    if ($v === null || ($log && $v <= 0)) {
+                        $na .= sprintf("%.4f %g \"n/a\"\n", $x, $log ? 1 : 0);
+                    } else {
+                        // x, value, width, colour, label, and the box's bottom and top (log: from 1)
+                        $lo = $log ? min(1.0, (float)$v) : 0.0;
+                        $hi = $log ? max(1.0, (float)$v) : (float)$v;
+                        $bars .= sprintf("%.4f %.6g %.4f %d \"%s\" %.6g %.6g\n", $x, $v, $w * 0.92, $c, str_replace('"', "'", ($p['fmt'])($v)), $lo, $hi);
+                        $max = max($max, (float)$v);
+                        $min = min($min, (float)$v);
+                    }
+                    $si++;
+                }
+                $gi++;
+            }
+            $ngroups = max($ngroups, $gi);
+            // an empty file or a NaN label crashes gnuplot 5.4: a point outside the x range instead
+            file_put_contents("$base-$pi-bars.dat", $bars === '' ? "-100 1 0 0 \"\" 1 1\n" : $bars);
+            file_put_contents("$base-$pi-na.dat", $na === '' ? "-100 1 \"\"\n" : $na);
+            if ($log) {
+                // whole decades around every value and 1, so the steps read as x10
+                $lo = 10 ** floor(log10(min($min === INF ? 1 : $min, 1) * 0.99));
+                $hi = 10 ** ceil(log10(max($max, 1) * 1.5));
+                $range = sprintf("set logscale y 10\nset yrange [%g:%g]\nset format y '%%gx'\n", $lo, $hi);
+            } else {
+                $range = sprintf("unset logscale y\nset yrange [0:%.6g]\nset format y '%%.1s%%c'\n", $max > 0 ? $max * 1.18 : 1);
+            }
+            // many bars per group: value labels upright would overlap
+            $lab = $n > 6 ? "rotate by 90 left offset 0,0.4 font ',8'" : "offset 0,0.7 font ',8'";
+            $plots .= 'set ylabel ' . $q($p['ylabel']) . "\n"
+                . 'set xtics (' . implode(', ', $tics) . ")\n"
+                . sprintf("set xrange [-0.6:%.1f]\n", $gi - 0.4) . $range
+                . ($p['ref'] !== null ? sprintf("set arrow 1 from graph 0, first %g to graph 1, first %g nohead dt 2 lw 1.5 lc rgb '#444444' front\n", $p['ref'], $p['ref']) : "unset arrow 1\n")
+                . 'plot ' . $q("$base-$pi-bars.dat") . " using 1:2:(\$1-\$3/2):(\$1+\$3/2):6:7:4 with boxxyerror fs solid 0.9 border -1 lc rgb variable notitle, \\\n"
+                . '  ' . $q("$base-$pi-bars.dat") . " using 1:7:5 with labels $lab notitle, \\\n"
+                . '  ' . $q("$base-$pi-na.dat") . " using 1:2:3 with labels $lab tc rgb '#b00000' notitle";
+            // the legend: one empty plot per series, in its colour
+            foreach ($series as $sk => $label) {
+                $plots .= ", \\\n  NaN with boxes lc rgb " . $q($colour[$sk] ?? '#888888') . ' title ' . $q((string)$label);
+            }
+            $plots .= "\n";
+        }
+        $width = (int)max(1000, 240 + 26 * $n * $ngroups + 60 * $ngroups + 300);
+        $height = 170 + 420 * count($panels);
+        $script = "set terminal pngcairo noenhanced size $width,$height font 'sans,9'\n"
+            . 'set output ' . $q("$base.png") . "\n"
+            . "set style fill solid 0.9 border -1\nset grid ytics\n"
+            . "set key outside right top vertical Left reverse samplen 1.5 spacing 1.1\n"
+            . "set xtics scale 0 font ',9' noenhanced\nset tmargin 2\nset bmargin 3\n"
+            . 'set multiplot layout ' . count($panels) . ',1 title ' . $q($title) . " font ',11'\n"
+            . $plots . "unset multiplot\n";
+        file_put_contents("$base.gp", $script);
+        exec(escapeshellarg($gnuplot) . ' ' . escapeshellarg("$base.gp") . ' 2>&1', $out, $rc);
+        if ($rc !== 0 || !is_file("$base.png")) {
+            file_put_contents("$base.err", implode("\n", $out));
+            self::$chartNote = "no chart: gnuplot failed (see $base.err)";
+            return null;
+        }
+        return "$base.png";
     }
 }

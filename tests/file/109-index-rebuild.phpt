@@ -78,16 +78,26 @@ tc_check('the original store checks clean', ($orig['verify'] ?? null) === [] && 
     && $orig['entries']['k301'] === false && $orig['entries']['k1001'][1] === 'expired' && $orig['again'] === 300, $orig['failed'] ?? null);
 
 $idx = "$dir/tagcache.idx";
-// Every rebuild starts a new active log: the newest log number grows. (The
-// counters of stats() start again with an index rebuilt from nothing.)
-$newest = static fn(): string => basename((string) (tcf_logs($dir) ? max(tcf_logs($dir)) : ''));
-$last = $newest();
-$rebuilt = static function () use ($newest, &$last): bool {
-    $n = $newest();
-    $r = $n > $last;
-    $last = $n;
+// A rebuild writes a new index file and renames it over the old one: the
+// index's inode changes. The old file is held open meanwhile, so that its
+// inode number cannot be given to the new file. (The counters of stats()
+// start again with an index rebuilt from nothing; the active log may be
+// the same as before: a rebuild appends to the newest log.)
+$held = null;
+$ino = 0;
+$hold = static function () use ($idx, &$held, &$ino): void {
+    clearstatcache();
+    $held = fopen($idx, 'rb');
+    $ino = fstat($held)['ino'];
+};
+$rebuilt = static function () use ($idx, &$held, &$ino, $hold): bool {
+    clearstatcache();
+    $r = file_exists($idx) && fileinode($idx) !== $ino;
+    fclose($held);
+    $hold();
     return $r;
 };
+$hold();
 
 unlink($idx);
 $s = snapshot($opts);

@@ -5,8 +5,6 @@ tagcache
 --INI--
 ; PCRE's JIT reads past short subjects under valgrind
 pcre.jit=0
---XFAIL--
-The File index cannot make room for a save with 3,000 or more tags (issue 11, item 3, fixed on its own branch): remove this section when that fix is in
 --FILE--
 <?php
 require __DIR__ . '/contract_factory.inc';

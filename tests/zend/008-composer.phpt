@@ -30,6 +30,9 @@ $pkg = json_decode(file_get_contents("$src/composer.json"), true);
 $unmapped = [];
 $it = new RecursiveIteratorIterator(new RecursiveDirectoryIterator("$src/TagCache", FilesystemIterator::SKIP_DOTS));
 foreach ($it as $f) {
+    if (!preg_match('/^\s*(?:(?:final|abstract)\s+)?(?:class|interface|trait)\s/m', (string)file_get_contents($f->getPathname()))) {
+        continue;   // no class: an entry script (status.php) or functions (autoload "files")
+    }
     $rel = substr($f->getPathname(), strlen($src) + 1);
     $class = preg_replace('/\.php$/', '', $rel);
     $class = str_starts_with($class, 'TagCache/Zend/') ? str_replace('/', '_', $class) : str_replace('/', '\\', $class);
