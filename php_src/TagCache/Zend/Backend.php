@@ -141,6 +141,38 @@ abstract class TagCache_Zend_Backend extends Zend_Cache_Backend implements
         }
     }
 
+    /**
+     * The native remember(): one build of $id at a time (see the native
+     * class). What $build throws reaches the caller as it is; only the
+     * native method's own errors become Zend_Cache_Exception.
+     */
+    public function remember($id, $build, $tags = [], $lifetime = false): string
+    {
+        if (!is_callable($build)) {
+            throw $this->_zendException(new TypeError(
+                'TagCache\\AbstractBackend::remember(): Argument #2 ($build) must be a valid callback'));
+        }
+        // a flag, not the exception: an exception held by a variable that
+        // its own trace reaches (through this closure) is a cycle PHP 8.2
+        // does not free at shutdown
+        $fromBuild = false;
+        try {
+            return $this->_native->remember($id, static function () use ($build, &$fromBuild) {
+                try {
+                    return $build();
+                } catch (Throwable $e) {
+                    $fromBuild = true;
+                    throw $e;
+                }
+            }, $tags, $lifetime);
+        } catch (TagCache\Exception | ValueError | TypeError $e) {
+            if ($fromBuild) {
+                throw $e;
+            }
+            throw $this->_zendException($e);
+        }
+    }
+
     public function remove($id): bool
     {
         try {
