@@ -468,6 +468,7 @@ for ($run = 1; $run <= $runs; $run++) {
 $runner->stop();
 $res['summary'] = Report::summarize($res['ops']);
 $res['ratios'] = Report::ratios($res['ops']);
+$res['goals'] = Goals::evaluate($res['ratios']);
 $log(sprintf('ops table done in %.0f s', microtime(true) - $t0));
 
 // ------------------------------------------------------------------ latency
@@ -619,7 +620,7 @@ if ($doGrowth) {
 }
 
 // ------------------------------------------------------------------- report
-$text = Report::text($res);
+$text = Report::text($res) . ($res['ratios'] ? Goals::text($res['ratios']) : '');
 echo $text;
 $out = $opt['out'] ?? __DIR__ . '/results/' . date('Ymd-His');
 $files = Report::write($out, $res, $text);
