@@ -33,7 +33,9 @@ What runs
   --modes=fork,fpm,cli process modes (default fork; --all: fork,fpm; see README)
   --runs=N             runs per measurement, medians reported (default 3)
   --clients=N          concurrent clients (default 4)
-  --ops=N              use the first N ops of each client's list (default all 50,000)
+  --ops=N              use the first N ops of each client's list (default all 400,000:
+                       Shm and File then run for over a second; --list-ops=N longer lists)
+  --no-refill          a read miss is not followed by an (untimed) save of the record
   --no-latency --no-scaling --no-growth      skip a part
   --only-ops           skip latency, scaling and growth
   --scaling=1,2,4,8    client counts for the scaling table; --scaling-ops=N (20000);
@@ -245,6 +247,7 @@ if (function_exists('pcntl_async_signals')) {
 
 $data = Dataset::ensure($dataDir, $params, isset($opt['force']), $log);
 $runner = new Runner($ctx, $data, \Closure::fromCallable($log));
+$runner->refill = !isset($opt['no-refill']);
 
 $needs = [];
 foreach ($backends as $b) {
@@ -477,6 +480,7 @@ for ($run = 1; $run <= $runs; $run++) {
 $runner->stop();
 $res['summary'] = Report::summarize($res['ops']);
 $res['ratios'] = Report::ratios($res['ops']);
+$res['goals'] = Goals::evaluate($res['ratios']);
 $log(sprintf('ops table done in %.0f s', microtime(true) - $t0));
 
 // ------------------------------------------------------------------ latency
@@ -628,7 +632,7 @@ if ($doGrowth) {
 }
 
 // ------------------------------------------------------------------- report
-$text = Report::text($res);
+$text = Report::text($res) . ($res['ratios'] ? Goals::text($res['ratios']) : '');
 echo $text;
 $out = $opt['out'] ?? __DIR__ . '/results/' . date('Ymd-His');
 $files = Report::write($out, $res, $text);

@@ -20,6 +20,10 @@ PHP_INI_BEGIN()
 	PHP_INI_ENTRY("tagcache.file.cache_dir", "", PHP_INI_SYSTEM, NULL)
 	PHP_INI_ENTRY("tagcache.file.max_size", "1G", PHP_INI_SYSTEM, NULL)
 	PHP_INI_ENTRY("tagcache.file.durability", "never", PHP_INI_SYSTEM, NULL)
+#ifdef HAVE_TAGCACHE_MEMCACHED
+	/* the per-process tag-hint table (tc_memcached.c "tag hints") */
+	PHP_INI_ENTRY("tagcache.memcached.hint_memory", "8M", PHP_INI_SYSTEM, NULL)
+#endif
 PHP_INI_END()
 
 /* php_log_err() writes whatever log_errors says (to stderr in the CLI

@@ -58,6 +58,7 @@ static const tc_option_spec mc_options[] = {
 	{"max_item_size", TC_OPT_SIZE, offsetof(tcm_config, max_item_size), 1024, INT64_C(1) << 30, 0},
 	{"binary_protocol", TC_OPT_BOOL, offsetof(tcm_config, binary_protocol), 0, 0, 0},
 	{"client", TC_OPT_MAP, offsetof(tcm_config, client), 0, 0, 0},
+	{"hint_memory", TC_OPT_SIZE, offsetof(tcm_config, hint_memory), 0, INT64_C(1) << 40, 0},
 	/* Zend_Cache_Backend_Memcached / Magento 1 <memcached> names with no
 	 * meaning here: servers are never ejected, there is one pool */
 	{"compatibility", TC_OPT_IGNORED, 0, 0, 0, 0},
@@ -82,6 +83,7 @@ static void mc_defaults(void *config)
 	c->grace = 60;
 	c->compress_threshold = 20480;
 	c->max_item_size = 1024 * 1024;
+	c->hint_memory = 8 * 1024 * 1024;
 }
 
 /* Zend_Cache_Backend_Libmemcached's 'client' options that map onto ours:
@@ -522,121 +524,268 @@ static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, con
 /* ------------------------------------------------------------ tag hints */
 
 /*
- * The tag keys an entry had when this process last read or wrote it, so
+ * The tag names an entry had when this process last read or wrote it, so
  * that a load can ask for the entry, the namespace version and (a guess)
  * its tags' versions in one round trip. A missing or wrong guess costs the
  * second round trip, never a wrong answer: the versions compared are
- * always those of the tags named in the record that was read. Per process,
- * two-way set-associative by the entry key (8192 entries, the least
- * recently used of the two goes); a slot holds the entry key and the tag
- * keys, each as u8 length + bytes (keys are at most 250 bytes): a few MB
- * at the most.
+ * always those of the tags named in the record that was read.
+ *
+ * Per process, sized by memory, not by a count: a chained hash table on
+ * the 64-bit hash of the entry key (prefix included), one malloc'd node
+ * per entry holding its tag names (u8 length + bytes each, no prefix), the
+ * whole (nodes, their malloc overhead, the bucket array) kept within
+ * hint_memory (tagcache.memcached.hint_memory, default 8M: about 45,000
+ * entries of 8 tags of 12 bytes). Nothing is evicted until the budget is
+ * full; then the least recently used node goes. Two entry keys of one
+ * hash share a node: a wrong guess, found as such (the names are compared
+ * with the record's). The largest hint_memory of the instances that used
+ * it is the table's budget; 0 turns hints off for an instance.
  */
-#define HINT_SLOTS 8192        /* a power of two; sets of two */
-#define HINT_BYTES 4096
+#define HINT_NODE_OVERHEAD 16     /* malloc's, counted against the budget */
+#define HINT_MIN_BUCKETS 1024
 
-typedef struct {
+typedef struct hint_node {
+	struct hint_node *chain;              /* same bucket */
+	struct hint_node *newer, *older;      /* LRU list */
 	uint64_t h;
-	uint64_t used;           /* hint_clock when last found or written */
 	uint32_t ntags;
-	uint32_t len;
-	char *blob;
-} hint_t;
+	uint32_t len;                         /* of names[] */
+	char names[];
+} hint_node;
 
-static hint_t hints[HINT_SLOTS];
-static uint64_t hint_clock;
+static struct {
+	hint_node **buckets;
+	size_t nbuckets;                      /* a power of two */
+	size_t budget, used;                  /* bytes */
+	size_t count;
+	int64_t evictions;
+	hint_node *newest, *oldest;
+} hints;
 
-static int hint_is(const hint_t *sl, uint64_t h, const char *ekey, size_t eklen)
+static size_t hint_cost(const hint_node *n)
 {
-	return sl->blob && sl->h == h && (unsigned char)sl->blob[0] == eklen && memcmp(sl->blob + 1, ekey, eklen) == 0;
+	return sizeof(*n) + n->len + HINT_NODE_OVERHEAD;
 }
 
-/* The slot of an entry key: the one holding it, else the one to replace. */
-static hint_t *hint_slot(const char *ekey, size_t eklen, uint64_t *h)
+static void hint_unlink_lru(hint_node *n)
 {
-	hint_t *a, *b;
-
-	*h = tc_hash(ekey, eklen, UINT64_C(0x68696e74));
-	a = &hints[(*h * 2) & (HINT_SLOTS - 1)];
-	b = a + 1;
-	if (hint_is(b, *h, ekey, eklen)) {
-		return b;
+	if (n->newer) {
+		n->newer->older = n->older;
+	} else {
+		hints.newest = n->older;
 	}
-	return hint_is(a, *h, ekey, eklen) || a->used <= b->used ? a : b;
+	if (n->older) {
+		n->older->newer = n->newer;
+	} else {
+		hints.oldest = n->newer;
+	}
+	n->newer = n->older = NULL;
 }
 
-/* The hint of an entry key, or NULL. */
-static const hint_t *hint_find(const char *ekey, size_t eklen)
+static void hint_push_lru(hint_node *n)
 {
-	uint64_t h;
-	hint_t *sl = hint_slot(ekey, eklen, &h);
-
-	if (!hint_is(sl, h, ekey, eklen)) {
-		return NULL;
+	n->older = hints.newest;
+	n->newer = NULL;
+	if (hints.newest) {
+		hints.newest->newer = n;
 	}
-	sl->used = ++hint_clock;
-	return sl;
+	hints.newest = n;
+	if (!hints.oldest) {
+		hints.oldest = n;
+	}
 }
 
-/* A hint's tag keys into ks from index `first` on; returns how many. */
-static size_t hint_fill(const hint_t *sl, size_t eklen, keyset *ks, size_t first)
+/* The pointer that points at the node of hash h (or at NULL, its chain's end). */
+static hint_node **hint_ref(uint64_t h)
 {
-	size_t off, i;
+	hint_node **pp = &hints.buckets[h & (hints.nbuckets - 1)];
 
-	off = 1 + eklen;
-	for (i = 0; i < sl->ntags; i++) {
-		size_t kl = (unsigned char)sl->blob[off];
-
-		memcpy(ks->buf[first + i], sl->blob + off + 1, kl);
-		ks->buf[first + i][kl] = '\0';
-		ks->keys[first + i] = ks->buf[first + i];
-		ks->lens[first + i] = kl;
-		off += 1 + kl;
+	while (*pp && (*pp)->h != h) {
+		pp = &(*pp)->chain;
 	}
-	return sl->ntags;
+	return pp;
 }
 
-static void hint_put(const char *ekey, size_t eklen, const keyset *ks, size_t first, size_t n)
+static void hint_drop(hint_node **pp)
 {
-	uint64_t h;
-	hint_t *sl = hint_slot(ekey, eklen, &h);
-	size_t len = 1 + eklen, i, off;
-	char *b;
+	hint_node *n = *pp;
 
-	for (i = 0; i < n; i++) {
-		len += 1 + ks->lens[first + i];
-	}
-	if (len > HINT_BYTES || eklen > 255) {
-		return;
-	}
-	b = sl->blob && sl->len >= len ? sl->blob : realloc(sl->blob, len);
-	if (!b) {
-		return;
-	}
-	b[0] = (char)eklen;
-	memcpy(b + 1, ekey, eklen);
-	off = 1 + eklen;
-	for (i = 0; i < n; i++) {
-		b[off] = (char)ks->lens[first + i];
-		memcpy(b + off + 1, ks->keys[first + i], ks->lens[first + i]);
-		off += 1 + ks->lens[first + i];
-	}
-	sl->blob = b;
-	sl->len = sl->len > len ? sl->len : (uint32_t)len;
-	sl->h = h;
-	sl->ntags = (uint32_t)n;
-	sl->used = ++hint_clock;
+	*pp = n->chain;
+	hint_unlink_lru(n);
+	hints.used -= hint_cost(n);
+	hints.count--;
+	free(n);
 }
 
 static void hints_free(void)
 {
-	size_t i;
-
-	for (i = 0; i < HINT_SLOTS; i++) {
-		free(hints[i].blob);
-		hints[i].blob = NULL;
-		hints[i].len = 0;
+	while (hints.oldest) {
+		hint_drop(hint_ref(hints.oldest->h));
 	}
+	free(hints.buckets);
+	memset(&hints, 0, sizeof(hints));
+}
+
+/* The table at the budget of st (grown, never shrunk); 0 when it is usable. */
+static int hints_ready(const tcm_state *st)
+{
+	size_t want = (size_t)st->cfg.hint_memory, nb;
+
+	if (want == 0) {
+		return -1;
+	}
+	if (hints.buckets && want <= hints.budget) {
+		return 0;
+	}
+	/* about one bucket per 256 bytes of budget: chains of one or two at the
+	 * budget's fill with typical hints (~170 bytes) */
+	for (nb = HINT_MIN_BUCKETS; nb * 256 < want; nb *= 2) {
+	}
+	if (nb != hints.nbuckets) {
+		hint_node **b = calloc(nb, sizeof(*b));
+		hint_node *n;
+
+		if (!b) {
+			return hints.buckets ? 0 : -1;
+		}
+		/* rehash: every node into its new chain, LRU order kept */
+		for (n = hints.oldest; n; n = n->newer) {
+			n->chain = b[n->h & (nb - 1)];
+			b[n->h & (nb - 1)] = n;
+		}
+		hints.used -= hints.nbuckets * sizeof(*b);
+		free(hints.buckets);
+		hints.buckets = b;
+		hints.nbuckets = nb;
+		hints.used += nb * sizeof(*b);
+	}
+	hints.budget = want;
+	return 0;
+}
+
+static uint64_t hint_hash(const char *ekey, size_t eklen)
+{
+	return tc_hash(ekey, eklen, UINT64_C(0x68696e74));
+}
+
+/* The hint of an entry key, or NULL. */
+static const hint_node *hint_find(const tcm_state *st, const char *ekey, size_t eklen)
+{
+	hint_node *n;
+
+	if (st->cfg.hint_memory == 0 || !hints.buckets) {
+		return NULL;
+	}
+	n = *hint_ref(hint_hash(ekey, eklen));
+	if (n && n != hints.newest) {
+		hint_unlink_lru(n);
+		hint_push_lru(n);
+	}
+	return n;
+}
+
+/* A hint's tag keys into ks from index `first` on; returns how many. */
+static size_t hint_fill(const tcm_state *st, const hint_node *n, keyset *ks, size_t first)
+{
+	size_t off = 0, i;
+
+	for (i = 0; i < n->ntags; i++) {
+		size_t nl = (unsigned char)n->names[off];
+
+		keyset_put(ks, first + i, st, 't', n->names + off + 1, nl);
+		off += 1 + nl;
+	}
+	return n->ntags;
+}
+
+/* Whether the hint names the record's tags, in its order. */
+static int hint_matches(const hint_node *n, const rec_t *rec)
+{
+	size_t off = 0, noff = 0;
+	uint32_t i;
+
+	if (n->ntags != rec->ntags) {
+		return 0;
+	}
+	for (i = 0; i < rec->ntags; i++) {
+		uint16_t tl;
+
+		memcpy(&tl, rec->tags + off, 2);
+		if ((unsigned char)n->names[noff] != tl || memcmp(n->names + noff + 1, rec->tags + off + 2, tl) != 0) {
+			return 0;
+		}
+		noff += 1 + (size_t)tl;
+		off += 2 + (size_t)tl + 8;
+	}
+	return 1;
+}
+
+/* Remember the tag names of an entry key: names[i] (count n), or when
+ * names is NULL those of rec. */
+static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const tc_str *names, size_t n,
+                     const rec_t *rec)
+{
+	uint64_t h;
+	hint_node **pp, *node;
+	size_t len = 0, i, off;
+	uint16_t tl;
+
+	if (hints_ready(st) != 0) {
+		return;
+	}
+	for (i = 0, off = 0; i < n; i++) {
+		if (names) {
+			tl = names[i].len > 255 ? 256 : (uint16_t)names[i].len;
+		} else {
+			memcpy(&tl, rec->tags + off, 2);
+			off += 2 + (size_t)tl + 8;
+		}
+		if (tl > 255) {
+			return;   /* not hinted: a second read */
+		}
+		len += 1 + tl;
+	}
+	h = hint_hash(ekey, eklen);
+	pp = hint_ref(h);
+	if (*pp) {
+		hint_drop(pp);
+		pp = hint_ref(h);
+	}
+	if (sizeof(*node) + len + HINT_NODE_OVERHEAD > hints.budget / 4) {
+		return;
+	}
+	while (hints.oldest && hints.used + sizeof(*node) + len + HINT_NODE_OVERHEAD > hints.budget) {
+		hint_drop(hint_ref(hints.oldest->h));
+		hints.evictions++;
+		pp = hint_ref(h);
+	}
+	node = malloc(sizeof(*node) + len);
+	if (!node) {
+		return;
+	}
+	node->h = h;
+	node->ntags = (uint32_t)n;
+	node->len = (uint32_t)len;
+	for (i = 0, off = 0, len = 0; i < n; i++) {
+		const char *p;
+
+		if (names) {
+			p = names[i].p;
+			tl = (uint16_t)names[i].len;
+		} else {
+			memcpy(&tl, rec->tags + off, 2);
+			p = rec->tags + off + 2;
+			off += 2 + (size_t)tl + 8;
+		}
+		node->names[len] = (char)tl;
+		memcpy(node->names + len + 1, p, tl);
+		len += 1 + tl;
+	}
+	node->chain = NULL;
+	*pp = node;
+	hint_push_lru(node);
+	hints.used += hint_cost(node);
+	hints.count++;
 }
 
 /* ----------------------------------------------------------- read path */
@@ -650,7 +799,7 @@ static void hints_free(void)
 static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, char *ekey, size_t *eklen)
 {
 	tcm_conn *cn = tcm_conn_get(st);
-	const hint_t *hint;
+	const hint_node *hint;
 	char *val = NULL;
 	size_t vlen = 0, off, nh;
 	uint32_t i;
@@ -664,7 +813,7 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	}
 	/* one mget: the record, the namespace version, the hinted tags' versions */
 	*eklen = make_key(st, 'e', id.p, id.len, ekey);
-	hint = hint_find(ekey, *eklen);
+	hint = hint_find(st, ekey, *eklen);
 	nh = hint ? hint->ntags : 0;
 	if (keyset_init(&ks, 2 + nh) != 0) {
 		keyset_free(&ks);
@@ -674,7 +823,7 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	ks.lens[0] = *eklen;
 	keyset_put(&ks, 1, st, 'n', NULL, 0);
 	if (hint) {
-		hint_fill(hint, *eklen, &ks, 2);
+		hint_fill(st, hint, &ks, 2);
 	}
 	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, 2 + nh, ks.vers, ks.have, &val, &vlen);
 	if (r != TC_OK || !val) {
@@ -697,18 +846,8 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	if (!allow_expired && rec->expire < now_s()) {
 		goto out;
 	}
-	/* the record's own tag keys: the hint was right when they are the ones asked for */
-	guessed = rec->ntags == nh;
-	for (i = 0, off = 0; guessed && i < rec->ntags; i++) {
-		uint16_t tl;
-		char k[TCM_KEY_MAX + 1];
-		size_t kl;
-
-		memcpy(&tl, rec->tags + off, 2);
-		kl = make_key(st, 't', rec->tags + off + 2, tl, k);
-		guessed = ks.lens[2 + i] == kl && memcmp(ks.keys[2 + i], k, kl) == 0;
-		off += 2 + (size_t)tl + 8;
-	}
+	/* the hint was right when it names the record's tags */
+	guessed = hint ? hint_matches(hint, rec) : rec->ntags == 0;
 	if (!guessed) {
 		if (keyset_init(&tk, rec->ntags) != 0) {
 			r = TC_ERR;
@@ -721,7 +860,9 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 			keyset_put(&tk, i, st, 't', rec->tags + off + 2, tl);
 			off += 2 + (size_t)tl + 8;
 		}
-		hint_put(ekey, *eklen, &tk, 0, rec->ntags);
+		if (st->cfg.hint_memory > 0) {
+			hint_put(st, ekey, *eklen, NULL, rec->ntags, rec);
+		}
 		st->second_reads += rec->ntags > 0;
 		if (rec->ntags > 0 && mget(st, cn, ekey, *eklen, tk.keys, tk.lens, rec->ntags, tk.vers, tk.have, NULL, NULL)
 		                          != TC_OK) {
@@ -977,7 +1118,9 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	rc = memcached_set_by_key(cn->mc, ekey, eklen, ekey, eklen, rec, reclen, exptime_of(st, expire, now), 0);
 	free(rec);
 	if (!memcached_failed(rc)) {
-		hint_put(ekey, eklen, &ks, 1, ntags);
+		if (st->cfg.hint_memory > 0) {
+			hint_put(st, ekey, eklen, tags, ntags, NULL);
+		}
 	}
 	keyset_free(&ks);
 	if (rc == MEMCACHED_E2BIG || (rc == MEMCACHED_SERVER_ERROR && !tcm_rc_failure(rc))
@@ -1225,6 +1368,10 @@ static void mc_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "collisions", st->collisions);
 	emit(ctx, "reconnects", st->reconnects);
 	emit(ctx, "second_reads", st->second_reads);
+	/* the per-process hint table (shared by the instances of the process) */
+	emit(ctx, "hint_entries", (int64_t)hints.count);
+	emit(ctx, "hint_bytes", (int64_t)hints.used);
+	emit(ctx, "hint_evictions", hints.evictions);
 	emit(ctx, "servers", st->conn ? st->conn->nservers : 0);
 }
 

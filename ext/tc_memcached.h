@@ -41,6 +41,7 @@ typedef struct {
 	int64_t max_item_size;         /* the server's item size limit (-I) */
 	int binary_protocol;
 	char client[TC_OPT_STRMAX];    /* Zend_Cache_Backend_Libmemcached's client options (TC_OPT_MAP) */
+	int64_t hint_memory;           /* bytes of the per-process tag-hint table; 0: no hints */
 } tcm_config;
 
 /* One libmemcached handle on the whole pool. Persistent ones live in a

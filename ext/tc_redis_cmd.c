@@ -98,9 +98,19 @@ int tcr_shard_of(const tcr_state *st, const char *id, size_t len)
 /* "<prefix>{<hashtag>}" */
 size_t tcr_shard_prefix(const tcr_state *st, int shard, char *buf, size_t cap)
 {
-	int n = snprintf(buf, cap, "%s{%s}", st->cfg.prefix, st->hashtag[shard]);
+	/* on every command's path: memcpy, not snprintf (a third of the
+	 * client's instructions per load went to formatting) */
+	size_t pl = strlen(st->cfg.prefix), hl = strlen(st->hashtag[shard]);
 
-	return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+	if (pl + hl + 2 >= cap) {
+		return 0;
+	}
+	memcpy(buf, st->cfg.prefix, pl);
+	buf[pl] = '{';
+	memcpy(buf + pl + 1, st->hashtag[shard], hl);
+	buf[pl + 1 + hl] = '}';
+	buf[pl + 2 + hl] = '\0';
+	return pl + 2 + hl;
 }
 
 /* "<prefix>{<hashtag>}<kind>" or "...<kind>:<name>" (binary-safe name) */

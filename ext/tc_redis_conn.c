@@ -696,12 +696,71 @@ int tcr_conn_ready(tcr_state *st, tcr_conn *cn)
 	return tcr_conn_ready_ex(st, cn, 0);
 }
 
+/* Append decimal v to p; returns the end. */
+static char *put_dec(char *p, size_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n) {
+		*p++ = tmp[--n];
+	}
+	return p;
+}
+
+/*
+ * The command in RESP, appended to the connection's output buffer: what
+ * redisAppendCommandArgv() does, without its sdscatfmt() per argument
+ * (callgrind: 3,500 instructions to format a GET, more than the rest of a
+ * load). Small commands are formatted on the stack.
+ */
+static int append_command(redisContext *c, int argc, const char **argv, const size_t *lens)
+{
+	char stack[2048], *buf = stack, *p;
+	size_t need = 16, i;
+	int r;
+
+	for (i = 0; i < (size_t)argc; i++) {
+		need += lens[i] + 26;   /* "$" digits "\r\n" data "\r\n" */
+	}
+	if (need > sizeof(stack)) {
+		buf = malloc(need);
+		if (!buf) {
+			return REDIS_ERR;
+		}
+	}
+	p = buf;
+	*p++ = '*';
+	p = put_dec(p, (size_t)argc);
+	*p++ = '\r';
+	*p++ = '\n';
+	for (i = 0; i < (size_t)argc; i++) {
+		*p++ = '$';
+		p = put_dec(p, lens[i]);
+		*p++ = '\r';
+		*p++ = '\n';
+		memcpy(p, argv[i], lens[i]);
+		p += lens[i];
+		*p++ = '\r';
+		*p++ = '\n';
+	}
+	r = redisAppendFormattedCommand(c, buf, (size_t)(p - buf));
+	if (buf != stack) {
+		free(buf);
+	}
+	return r;
+}
+
 int tcr_conn_send(tcr_state *st, tcr_conn *cn, int argc, const char **argv, const size_t *lens)
 {
 	if (tcr_conn_ready(st, cn) != TC_OK) {
 		return TC_ERR;
 	}
-	if (redisAppendCommandArgv(cn->c, argc, argv, lens) != REDIS_OK) {
+	if (append_command(cn->c, argc, argv, lens) != REDIS_OK) {
 		tcr_fail(st, "%s: out of memory formatting a command", cn->name);
 		conn_close(cn);
 		return TC_ERR;

@@ -280,7 +280,7 @@ final class Report
         }
 
         if ($res['latency']) {
-            $s .= "\nSingle-process latency, ns/op, median of runs (through the frontend unless said)\n";
+            $s .= "\nSingle-process latency, ns/op, median of runs (through the frontend unless said; clean 1 tag: a tag of its full size in a full store)\n";
             $rows = [];
             foreach ($res['latency'] as $b => $l) {
                 if (isset($l['status'])) {

@@ -24,6 +24,9 @@ final class Runner
     public ?Fpm $fpm = null;
     private array $fpmMissing = [];
 
+    /** A read miss is followed by an untimed save of the record, as the application would (Client). */
+    public bool $refill = true;
+
     public function __construct(
         public readonly Context $ctx,
         public readonly Dataset $data,
@@ -110,7 +113,7 @@ final class Runner
         $lists ??= range(0, $clients - 1);
         $spec = [
             'ctx' => $this->ctx->toArray(), 'backend' => $backend, 'data_dir' => $this->data->dir,
-            'params' => $this->data->params, 'ops' => $opsLimit,
+            'params' => $this->data->params, 'ops' => $opsLimit, 'refill' => $this->refill,
         ];
         try {
             if ($mode === 'fpm') {

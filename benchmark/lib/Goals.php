@@ -1,0 +1,68 @@
+<?php
+
+declare(strict_types=1);
+
+namespace TagCacheBench;
+
+/**
+ * The rows of issue 15's table (tagcache against the peer a shop would
+ * switch from, per column) with their goals, read from the ratios of the
+ * same run: one table that says per row and mode whether the goal is met.
+ * A row whose backends did not both run says so.
+ */
+final class Goals
+{
+    /** [tagcache, peer, [column => goal ratio]] (a column without a goal: null, shown for reference). */
+    public const ROWS = [
+        ['tagcache-shm', 'apcu', ['reads' => 1.5, 'writes' => null]],
+        ['tagcache-shm', 'zend-apc', ['reads' => 1.5, 'writes' => null]],
+        ['tagcache-shm', 'cm-redis', ['cleans' => 10.0]],
+        ['tagcache-file', 'cm-file', ['reads' => 10.0, 'writes' => null, 'cleans' => 100.0]],
+        ['tagcache-redis', 'redis', ['reads' => 1.0]],
+        ['tagcache-redis', 'cm-redis', ['reads' => 1.0, 'writes' => 1.5, 'cleans' => 1.5]],
+        ['tagcache-memcached', 'memcached', ['reads' => 0.9, 'writes' => null]],
+        ['tagcache-memcached', 'zend-libmemcached', ['reads' => 0.9, 'writes' => null]],
+    ];
+
+    /** @return list<array{mode:string,tagcache:string,peer:string,column:string,goal:?float,ratio:?float,met:?bool}> */
+    public static function evaluate(array $ratios): array
+    {
+        $by = [];
+        $modes = [];
+        foreach ($ratios as $r) {
+            $by[$r['mode']][$r['tagcache']][$r['peer']] = $r;
+            $modes[$r['mode']] = true;
+        }
+        $out = [];
+        foreach (array_keys($modes ?: ['fork' => true]) as $mode) {
+            foreach (self::ROWS as [$t, $p, $cols]) {
+                foreach ($cols as $k => $goal) {
+                    $x = $by[$mode][$t][$p][$k] ?? null;
+                    $out[] = ['mode' => $mode, 'tagcache' => $t, 'peer' => $p, 'column' => $k, 'goal' => $goal,
+                        'ratio' => $x, 'met' => $goal === null || $x === null ? null : $x >= $goal,
+                        'ran' => isset($by[$mode][$t][$p])];
+                }
+            }
+        }
+        return $out;
+    }
+
+    public static function text(array $ratios): string
+    {
+        $s = "\nIssue 15's rows: tagcache / peer in the same run, median over runs, against the goal\n";
+        $s .= "| mode | tagcache / peer | column | ratio | goal | met |\n|---|---|---|---|---|---|\n";
+        foreach (self::evaluate($ratios) as $g) {
+            $s .= sprintf(
+                "| %s | %s / %s | %s | %s | %s | %s |\n",
+                $g['mode'],
+                $g['tagcache'],
+                $g['peer'],
+                $g['column'],
+                $g['ratio'] === null ? ($g['ran'] ? 'n/a' : 'not run') : sprintf('%.2fx', $g['ratio']),
+                $g['goal'] === null ? '' : sprintf('>= %.1f', $g['goal']),
+                $g['met'] === null ? '' : ($g['met'] ? 'yes' : 'NO')
+            );
+        }
+        return $s;
+    }
+}

@@ -1,0 +1,141 @@
+--TEST--
+Tag hints are sized by memory (hint_memory, default 8M): a working set of 20,000 tagged ids saved by another process is read in one round trip each after one warm-up pass, cleans still invalidate, and a small hint_memory evicts (second reads) without a wrong answer
+--EXTENSIONS--
+tagcache
+--SKIPIF--
+<?php
+require __DIR__ . '/memcached.inc';
+if (($r = tcm_skip_reason()) !== null) die("skip $r");
+if (!function_exists("pcntl_fork")) die("skip pcntl is not loaded (Debian: php8.2-cli ships it)");
+?>
+--INI--
+pcre.jit=0
+--FILE--
+<?php
+require __DIR__ . '/memcached.inc';
+$srv = tcm_start("hintset");
+$opts = ["read_timeout" => 30, "servers" => "127.0.0.1:" . $srv["port"], "prefix" => "w:"];
+const N = 20000;
+
+function tags_of(int $i): array
+{
+    // 0..8 tags of a few hundred, as a shop's records have; MAGE on all
+    $t = ["MAGE"];
+    for ($k = 0; $k < $i % 9; $k++) {
+        $t[] = sprintf("TAG_%04d", ($i * 7 + $k * 131) % 500);
+    }
+    return $t;
+}
+
+function in_child(callable $f): int
+{
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        exit($f() ? 0 : 1);
+    }
+    pcntl_waitpid($pid, $st);
+    return pcntl_wifexited($st) ? pcntl_wexitstatus($st) : -1;
+}
+
+tcr_same(0, in_child(static function () use ($opts) {
+    $b = new TagCache\Memcached($opts);
+    for ($i = 0; $i < N; $i++) {
+        if (!$b->save("v$i", "id$i", tags_of($i))) {
+            return false;
+        }
+    }
+    return true;
+}), "a child saved " . N . " tagged ids");
+
+function pass(TagCache\Memcached $b, ?callable $expect = null): array
+{
+    $s0 = $b->stats()["second_reads"];
+    $bad = 0;
+    for ($i = 0; $i < N; $i++) {
+        $want = $expect ? $expect($i) : "v$i";
+        if ($b->load("id$i") !== $want) {
+            $bad++;
+        }
+    }
+    return [$bad, $b->stats()["second_reads"] - $s0];
+}
+
+$tagged = N;   // MAGE is on every one
+
+echo "# first, in this fresh process, a small hint_memory: evictions, second reads, the right answers\n";
+$small = new TagCache\Memcached($opts + ["hint_memory" => "256K"]);
+[$bad, $second] = pass($small);
+tcr_same(0, $bad, "every id read back");
+tcr_same($tagged, $second, "a second read for each id with tags");
+[$bad, $second] = pass($small);
+tcr_same(0, $bad, "every id read back again");
+$s = $small->stats();
+tcr_same(true, $s["hint_evictions"] > 0, "256K cannot hold them: it evicts");
+tcr_same(true, $second > 0, "so the second pass has second reads");
+tcr_same(true, $s["hint_bytes"] <= 256 * 1024, "within 256K");
+
+$b = new TagCache\Memcached($opts);
+tcr_same("8M", ini_get("tagcache.memcached.hint_memory"), "the default hint_memory");
+
+echo "# warm-up: unknown to this process, so a second read for each tagged id\n";
+[$bad, $second] = pass($b);
+tcr_same(0, $bad, "every id read back");
+tcr_same(true, $second > 0 && $second <= $tagged, "a second read for the ids with tags not hinted yet, once");
+
+$ev0 = $b->stats()["hint_evictions"];
+echo "# the working set again: one round trip each\n";
+[$bad, $second] = pass($b);
+tcr_same(0, $bad, "every id read back");
+tcr_same(0, $second, "no second read");
+$s = $b->stats();
+tcr_same($ev0, $s["hint_evictions"], "nothing evicted since the warm-up");
+tcr_same(true, $s["hint_entries"] >= $tagged, "the table holds the working set");
+tcr_same(true, $s["hint_bytes"] <= 8 * 1024 * 1024, "within 8M");
+
+echo "# another process cleans a tag: found in the same one read\n";
+tcr_same(0, in_child(static function () use ($opts) {
+    return (new TagCache\Memcached($opts))->clean("matchingAnyTag", ["TAG_0007"]);
+}), "a child cleaned TAG_0007");
+[$bad, $second] = pass($b, static fn (int $i) => in_array("TAG_0007", tags_of($i), true) ? false : "v$i");
+tcr_same(0, $bad, "ids with TAG_0007 miss, the others hit");
+tcr_same(0, $second, "still no second read");
+
+echo "# hint_memory 0: no hints, a second read each time, the same answers\n";
+$off = new TagCache\Memcached($opts + ["hint_memory" => 0]);
+$s0 = $off->stats()["second_reads"];
+tcr_same("v2", $off->load("id2"), "load(id2)");
+tcr_same("v2", $off->load("id2"), "load(id2) again");
+tcr_same($s0 + 2, $off->stats()["second_reads"], "two second reads");
+?>
+--CLEAN--
+<?php
+require __DIR__ . '/memcached.inc';
+tcm_clean();
+?>
+--EXPECT--
+ok: a child saved 20000 tagged ids
+# first, in this fresh process, a small hint_memory: evictions, second reads, the right answers
+ok: every id read back
+ok: a second read for each id with tags
+ok: every id read back again
+ok: 256K cannot hold them: it evicts
+ok: so the second pass has second reads
+ok: within 256K
+ok: the default hint_memory
+# warm-up: unknown to this process, so a second read for each tagged id
+ok: every id read back
+ok: a second read for the ids with tags not hinted yet, once
+# the working set again: one round trip each
+ok: every id read back
+ok: no second read
+ok: nothing evicted since the warm-up
+ok: the table holds the working set
+ok: within 8M
+# another process cleans a tag: found in the same one read
+ok: a child cleaned TAG_0007
+ok: ids with TAG_0007 miss, the others hit
+ok: still no second read
+# hint_memory 0: no hints, a second read each time, the same answers
+ok: load(id2)
+ok: load(id2) again
+ok: two second reads
