@@ -138,8 +138,9 @@ static void file_close(void *state)
  * compaction), so only a writer that stopped inside it (SIGSTOP, a
  * debugger, a cgroup freezer) makes a reader give up; while the same
  * window stays open, later reads of this process give up after a few
- * spins (s->stuck_seq). The sequence is one for the whole index: while a
- * writer is stopped in its window every key is a miss, none waits. */
+ * spins (s->stuck_seq: stripe and value). The sequence is the one of the
+ * id's bucket stripe (TCF_RSEQ): a writer stopped in its window makes only
+ * the keys of that stripe miss, and none waits. */
 #define READ_TRIES 1000
 #define STUCK_TRIES 8
 
