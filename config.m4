@@ -16,6 +16,19 @@ PHP_ARG_WITH([tagcache-memcached],
   [AS_HELP_STRING([[--with-tagcache-memcached[=DIR]]], [tagcache: memcached backend through libmemcached])],
   [no], [no])
 
+dnl lz4 and zstd are used when pkg-config finds them; --without-tagcache-lz4
+dnl and --without-tagcache-zstd build without them (the suite passes on
+dnl every such build: tests/redis/110 follows the codecs the build has).
+PHP_ARG_WITH([tagcache-lz4],
+  [whether to look for liblz4 (tagcache Redis compression)],
+  [AS_HELP_STRING([--without-tagcache-lz4], [tagcache: no lz4 codec for the Redis backend])],
+  [yes], [no])
+
+PHP_ARG_WITH([tagcache-zstd],
+  [whether to look for libzstd (tagcache Redis compression)],
+  [AS_HELP_STRING([--without-tagcache-zstd], [tagcache: no zstd codec for the Redis backend])],
+  [yes], [no])
+
 dnl An optional codec for the Redis engine's compress_data, when pkg-config
 dnl finds it: TC_REDIS_CODEC(pkg-config name, define)
 AC_DEFUN([TC_REDIS_CODEC], [
@@ -41,7 +54,8 @@ if test "$PHP_TAGCACHE" != "no"; then
   TAGCACHE_SOURCES="ext/tagcache.c ext/tc_class.c ext/tc_engines.c ext/tc_options.c ext/tc_hash.c \
     ext/tc_shm_seg.c ext/tc_shm_alloc.c ext/tc_shm.c ext/tc_shm_recover.c ext/tc_util.c \
     ext/tc_file.c ext/tc_file_log.c ext/tc_file_index.c ext/tc_file_store.c \
-    ext/tc_file_rebuild.c ext/tc_file_compact.c"
+    ext/tc_file_rebuild.c ext/tc_file_compact.c \
+    ext/tc_twolevel.c ext/tc_twolevel_node.c ext/tc_twolevel_opts.c ext/tc_file_journal.c"
 
   if test "$PHP_TAGCACHE_REDIS" != "no"; then
     dnl hiredis through pkg-config; =DIR adds DIR's pkgconfig and include dirs.
@@ -71,10 +85,14 @@ if test "$PHP_TAGCACHE" != "no"; then
     AC_DEFINE(HAVE_TAGCACHE_REDIS, 1, [tagcache: the Redis backend is built])
     dnl Optional codecs for compress_data: each one that pkg-config finds.
     TC_REDIS_CODEC([zlib], [HAVE_TAGCACHE_ZLIB])
-    TC_REDIS_CODEC([liblz4], [HAVE_TAGCACHE_LZ4])
-    TC_REDIS_CODEC([libzstd], [HAVE_TAGCACHE_ZSTD])
+    if test "$PHP_TAGCACHE_LZ4" != "no"; then
+      TC_REDIS_CODEC([liblz4], [HAVE_TAGCACHE_LZ4])
+    fi
+    if test "$PHP_TAGCACHE_ZSTD" != "no"; then
+      TC_REDIS_CODEC([libzstd], [HAVE_TAGCACHE_ZSTD])
+    fi
     TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_redis_conn.c ext/tc_redis_cmd.c ext/tc_redis_codec.c \
-      ext/tc_redis_lua.c ext/tc_redis.c"
+      ext/tc_redis_lua.c ext/tc_redis.c ext/tc_redis_journal.c"
   fi
   if test "$PHP_TAGCACHE_MEMCACHED" != "no"; then
     dnl libmemcached through pkg-config; =DIR adds DIR's pkgconfig and include dirs.
@@ -103,7 +121,7 @@ if test "$PHP_TAGCACHE" != "no"; then
     if test "$PHP_TAGCACHE_REDIS" = "no"; then
       TC_REDIS_CODEC([zlib], [HAVE_TAGCACHE_ZLIB])
     fi
-    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_memcached_conn.c ext/tc_memcached.c"
+    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_memcached_conn.c ext/tc_memcached.c ext/tc_memcached_journal.c"
   fi
 
   PHP_NEW_EXTENSION(tagcache, $TAGCACHE_SOURCES, $ext_shared,, -D_GNU_SOURCE)

@@ -38,6 +38,9 @@ void tc_class_minit(void);
 zend_result tc_options_init(tc_object *o, HashTable *opts);
 zend_result tc_option_set(tc_object *o, zend_string *name, zval *value, bool opened);
 zend_result tc_option_get(tc_object *o, zend_string *name, zval *rv);
+zend_result tc_options_parse_into(const tc_backend *be, void *config, HashTable *opts);
+/* tc_twolevel_opts.c: TwoLevel's nested option arrays, after the flat ones */
+zend_result tc_twolevel_options(void *config, HashTable *opts);
 zend_result tc_lifetime_from_zval(zval *v, zend_long *secs, bool *forever, const char *what);
 
 #endif

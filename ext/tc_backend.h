@@ -156,6 +156,7 @@ extern const tc_backend tc_backend_shm;
 extern const tc_backend tc_backend_file;
 extern const tc_backend tc_backend_redis;
 extern const tc_backend tc_backend_memcached;
+extern const tc_backend tc_backend_twolevel;
 
 /* The engines this build has (tc_engines.c, the one place that knows which
  * are compiled in), each with the short name of its PHP class

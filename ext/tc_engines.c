@@ -23,5 +23,6 @@ const tc_engine tc_engines[] = {
 #ifdef HAVE_TAGCACHE_MEMCACHED
 	{"Memcached", &tc_backend_memcached},
 #endif
+	{"TwoLevel", &tc_backend_twolevel},
 	{NULL, NULL}
 };

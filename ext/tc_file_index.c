@@ -334,6 +334,11 @@ uint32_t tcf_find(tcf_store *s, tcf_idx *x, const unsigned char *k, uint32_t kle
 			memcpy(&rk, rec + offsetof(tcf_rec, klen), 2);
 			if (rk == klen && (uint64_t)TCF_REC + klen <= sl->len
 			    && memcmp(rec + TCF_REC, k, klen) == 0) {
+				/* callers follow its links (publish, remove, metadata) */
+				if (!tcf_slot_ok(x, i)) {
+					x->tainted = 1;
+					return 0;
+				}
 				return i;
 			}
 		}
@@ -346,6 +351,12 @@ void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n)
 {
 	tcf_logent *le = TCF_LOGENT(x, log);
 
+	/* taking away more than was counted: the counts were damaged, and a
+	 * wrapped live_bytes would evict every log (tcf_make_room) */
+	if (bytes < 0 && (x->hdr->live_bytes < (uint64_t)-bytes
+	                  || (le->number == log && (le->live < (uint64_t)-bytes || le->nlive < (uint64_t)-n)))) {
+		x->tainted = 1;
+	}
 	if (le->number == log) {
 		le->live += (uint64_t)bytes;
 		le->nlive += (uint64_t)n;

@@ -413,6 +413,12 @@ static int rec_parse(char *p, size_t len, rec_t *r)
 	if (r->codec == CODEC_NONE && r->data_len != r->raw_len) {
 		return -1;
 	}
+	/* deflate expands at most 1032:1 (zlib's FAQ): a longer announced
+	 * value is no stream of ours, and load() must not allocate it (in PHP
+	 * a fatal error past memory_limit) */
+	if (r->codec == CODEC_ZLIB && (uint64_t)r->raw_len > (uint64_t)r->data_len * 1032 + 64) {
+		return -1;
+	}
 	r->base = p;
 	r->len = len;
 	return 0;

@@ -266,9 +266,9 @@ static bool flatten(const tc_option_spec *s, HashTable *ht, zend_string **out)
 	return true;
 }
 
-static zend_result set_spec(tc_object *o, const tc_option_spec *s, zval *v)
+static zend_result set_spec(void *config, const tc_option_spec *s, zval *v)
 {
-	char *field = (char *)o->config + s->offset;
+	char *field = (char *)config + s->offset;
 
 	switch (s->type) {
 	case TC_OPT_IGNORED:
@@ -430,35 +430,83 @@ static zend_result set_one(tc_object *o, const char *name, zval *v, bool opened)
 			"Option \"%s\" cannot be changed once the backend is open", name);
 		return FAILURE;
 	}
-	return set_spec(o, s, v);
+	return set_spec(o->config, s, v);
 }
 
-zend_result tc_options_init(tc_object *o, HashTable *opts)
+/* defaults, then ini defaults: tagcache.<backend>.<option> */
+static zend_result ini_defaults(const tc_backend *be, void *config)
 {
 	const tc_option_spec *s;
-	zend_string *key;
-	zend_ulong idx;
-	zval *v;
 	char ini[160];
 
-	o->be->defaults(o->config);
-	/* ini defaults first: tagcache.<backend>.<option> */
-	for (s = o->be->options; s->name; s++) {
+	be->defaults(config);
+	for (s = be->options; s->name; s++) {
 		bool exists = false;
 		const char *val;
 
-		snprintf(ini, sizeof(ini), "tagcache.%s.%s", o->be->name, s->name);
+		snprintf(ini, sizeof(ini), "tagcache.%s.%s", be->name, s->name);
 		val = zend_ini_string_ex(ini, strlen(ini), 0, &exists);
 		if (exists && val && *val) {
 			zval z;
 
 			ZVAL_STRING(&z, val);
-			if (set_spec(o, s, &z) != SUCCESS) {
+			if (set_spec(config, s, &z) != SUCCESS) {
 				zval_ptr_dtor(&z);
 				return FAILURE;
 			}
 			zval_ptr_dtor(&z);
 		}
+	}
+	return SUCCESS;
+}
+
+/* A nested options array (TwoLevel's slow_backend_options) into another
+ * engine's config struct, with that engine's table; the directives
+ * (lifetime, logging, logger) belong to the outer object and are ignored. */
+zend_result tc_options_parse_into(const tc_backend *be, void *config, HashTable *opts)
+{
+	zend_string *key;
+	zend_ulong idx;
+	zval *v;
+
+	if (ini_defaults(be, config) != SUCCESS) {
+		return FAILURE;
+	}
+	if (!opts) {
+		return SUCCESS;
+	}
+	ZEND_HASH_FOREACH_KEY_VAL(opts, idx, key, v) {
+		zend_string *lc;
+		const tc_option_spec *s;
+		zend_result r = SUCCESS;
+
+		if (!key) {
+			zend_throw_exception_ex(tc_ce_config_exception, 0,
+				"Incorrect option name: " ZEND_ULONG_FMT " (option names must be strings)", idx);
+			return FAILURE;
+		}
+		ZVAL_DEREF(v);
+		lc = zend_string_tolower(key);
+		s = spec_find(be, ZSTR_VAL(lc));
+		if (s) {
+			r = set_spec(config, s, v);
+		}
+		zend_string_release(lc);
+		if (r != SUCCESS) {
+			return FAILURE;
+		}
+	} ZEND_HASH_FOREACH_END();
+	return SUCCESS;
+}
+
+zend_result tc_options_init(tc_object *o, HashTable *opts)
+{
+	zend_string *key;
+	zend_ulong idx;
+	zval *v;
+
+	if (ini_defaults(o->be, o->config) != SUCCESS) {
+		return FAILURE;
 	}
 	ZEND_HASH_FOREACH_KEY_VAL(opts, idx, key, v) {
 		zend_string *lc;
@@ -477,6 +525,9 @@ zend_result tc_options_init(tc_object *o, HashTable *opts)
 			return FAILURE;
 		}
 	} ZEND_HASH_FOREACH_END();
+	if (o->be == &tc_backend_twolevel) {
+		return tc_twolevel_options(o->config, opts);
+	}
 	return SUCCESS;
 }
 

@@ -5,8 +5,11 @@
 # -Werror) that every later stage uses, a build without the network
 # backends, the phpt suite, the phpt suite again under valgrind
 # (USE_ZEND_ALLOC=0), the PSR integration suites (PHPUnit), the package
-# list, the pecl round trip, then the C-level tests and fuzzers of the
-# engines (tests/c/run.sh). Prints the time each stage took, then ends with
+# list, the pecl round trip, `make test` as packagers run it
+# (scripts/make-test.sh: a tree built from the pecl tarball, none of the
+# TAGCACHE_* variables set here, no server of the suite left running),
+# then the C-level tests and fuzzers of the engines (tests/c/run.sh). At
+# the end, no redis-server or memcached that a test started may still run. Prints the time each stage took, then ends with
 # one line "N passed, N failed, N skipped"; exits non-zero when anything
 # failed.
 #   scripts/check.sh [--no-valgrind]
@@ -57,6 +60,8 @@ bash scripts/setup.sh || abort "setup failed" "setup (apt)"
 lap "setup (apt)"
 
 RUN=$(mktemp -d /tmp/tagcache-check.XXXXXX)
+# the servers running before the tests (a system redis or memcached, other runs)
+pgrep -x 'redis-server|redis-sentinel|memcached' > "$RUN/servers-before"
 cleanup() {
 	[ -f "$RUN/redis.pid" ] && kill "$(cat "$RUN/redis.pid")" 2>/dev/null
 	[ -f "$RUN/memcached.pid" ] && kill "$(cat "$RUN/memcached.pid")" 2>/dev/null
@@ -183,12 +188,41 @@ run_suite scripts/check-package.sh
 lap "package list"
 run_suite scripts/pecl-smoke.sh
 lap "pecl round trip"
+run_suite scripts/make-test.sh
+lap "make test (pecl tarball, no env)"
 # The engines in C without PHP, under ASan+UBSan: unit/model/fork/crash/
 # corruption tests, then each libFuzzer harness (side by side) for a fixed
 # budget of TAGCACHE_FUZZ_SECONDS (10 s; longer runs by hand:
 # tests/c/run.sh --fuzz 600). tests/c/run.sh ends with "c: N passed, ...".
 run_suite tests/c/run.sh --fuzz "${TAGCACHE_FUZZ_SECONDS:-10}"
 lap "C tests and fuzzers"
+
+# No server a test started outlives it (tests/redis/redis.inc's watchdog):
+# a redis-server, redis-sentinel or memcached whose test directory
+# (tagcache-redis-<test>-<pid>) names a process that is gone.
+leftover_servers() {
+	local p text owner
+	for p in $(pgrep -x 'redis-server|redis-sentinel|memcached'); do
+		text="$(tr '\0' ' ' 2>/dev/null < "/proc/$p/cmdline") $(readlink "/proc/$p/cwd" 2>/dev/null)"
+		text="$text $(tr '\0' ' ' 2>/dev/null < "/proc/$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)/cmdline")"
+		owner=$(echo "$text" | grep -oE 'tcr-watchdog [0-9]+' | head -1 | awk '{print $2}')
+		[ -n "$owner" ] || owner=$(echo "$text" | grep -oE 'tagcache-redis-[^ ]*-[0-9]+/' | head -1 | sed -E 's/.*-([0-9]+)\/$/\1/')
+		[ -n "$owner" ] && [ ! -d "/proc/$owner" ] && ! grep -qx "$p" "$RUN/servers-before" && echo "$p"
+	done
+}
+for _ in $(seq 50); do
+	[ -z "$(leftover_servers)" ] && break
+	sleep 0.1
+done
+left=$(leftover_servers)
+if [ -z "$left" ]; then
+	echo "servers: ok: no redis-server or memcached of a test left running"
+	total_p=$((total_p + 1))
+else
+	echo "servers: FAILED: left running by tests that ended:"
+	for p in $left; do echo "  $p: $(tr '\0' ' ' 2>/dev/null < "/proc/$p/cmdline")"; done
+	total_f=$((total_f + 1))
+fi
 
 print_stages
 echo "$total_p passed, $total_f failed, $total_s skipped"

@@ -49,6 +49,16 @@ final class Backends
                 'servers' => ['redis'],
                 'options' => ['server' => '127.0.0.1', 'port' => '{redis_port}', 'database' => 0],
             ],
+            'tagcache-twolevel' => [
+                'class' => 'TagCache\\TwoLevel',
+                'label' => 'TagCache\\TwoLevel (Shm + Redis)',
+                'servers' => ['redis'],
+                'options' => [
+                    'slow_backend' => 'Redis',
+                    'slow_backend_options' => ['server' => '127.0.0.1', 'port' => '{redis_port}', 'database' => 0],
+                    'fast_backend_options' => ['segment' => '{segment}-twolevel', 'size' => '{size}'],
+                ],
+            ],
             'tagcache-memcached' => [
                 'class' => 'TagCache\\Memcached',
                 'label' => 'TagCache\\Memcached',

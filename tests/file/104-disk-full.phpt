@@ -6,7 +6,8 @@ tagcache
 <?php
 require __DIR__ . '/util.inc';
 if ($r = tc_skip_reason_module()) die("skip $r");
-if (!function_exists('posix_geteuid') || posix_geteuid() !== 0) die('skip mounting a small tmpfs needs root');
+// the effective uid without posix (make test runs php -n: posix may not be loaded)
+if (!preg_match('/^Uid:\s+\d+\s+0\s/m', (string) @file_get_contents('/proc/self/status'))) die('skip mounting a small tmpfs needs root');
 $d = tc_tmpdir('f104', getmypid()) . '-probe';
 @mkdir($d, 0700, true);
 exec('mount -t tmpfs -o size=1m tmpfs ' . escapeshellarg($d) . ' 2>&1', $o, $rc);

@@ -2,6 +2,10 @@
 Magento 1: the README's local.xml block, read the way Magento reads it (every value a string), loads TagCache_Zend_Shm through the include_path and works; cron in another process shares it
 --EXTENSIONS--
 tagcache
+--SKIPIF--
+<?php
+if (!extension_loaded('simplexml')) die('skip SimpleXML is not loaded (Magento reads local.xml with it; Debian: php-xml; phpize\'s make test loads no shared extension but this one)');
+?>
 --INI--
 pcre.jit=0
 --FILE--

@@ -14,5 +14,5 @@ tcz_run_contract('capabilities');
 require __DIR__ . '/zend.inc';
 tcz_clean_contract();
 ?>
---EXPECTF--
-%r(ok: TagCache_Zend_\w+ prints what TagCache\\\w+ prints \(\d+ lines, no FAIL\)\n)+%rdone: %d backend(s)
+--EXPECTREGEX--
+(ok: TagCache_Zend_\w+ prints what TagCache\\\w+ prints \(\d+ lines, no FAIL\)\n)+done: \d+ backend\(s\)

@@ -1,0 +1,842 @@
+/*
+ * tc_twolevel.c: the TwoLevel engine. The fast level is the Shm engine,
+ * the slow level any engine with an invalidation journal, both called
+ * through their vtables; this file has no Zend API.
+ *
+ * The rule: once save(), remove() or clean() returned on one node, no other
+ * node serves the superseded copy more than max_staleness seconds later.
+ * Every write through TwoLevel appends a record to the slow level's capped
+ * journal after the slow write. A node (every process on one fast segment)
+ * keeps in its node state the last journal seq it applied and when the sync
+ * that applied it started. A fast hit needs no round trip while that sync
+ * started at most max_staleness ago; otherwise one process (flock try-lock)
+ * reads the journal since its seq, applies the records to the fast level
+ * and moves the time on; the others read the slow level meanwhile. A gap
+ * (records trimmed, the journal flushed or recreated) empties the fast
+ * level. A failed sync means the node cannot prove it is current: reads go
+ * to the slow level (or, for stale_if_error seconds, to the fast copy,
+ * counted). TECHNOTES.md ("TwoLevel") has the argument and the costs.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "tc_twolevel.h"
+
+#define TL_PENDING 64
+
+typedef struct {
+	const tc_backend *fast, *slow;
+	const tc_journal_ops *j;
+	void *fst, *sst;
+	tc_tl_nodeh node;
+	int64_t max_ns, stale_ns, keep;
+	/* journal records whose append failed, retried before the next write */
+	char *pending[TL_PENDING];
+	size_t plen[TL_PENDING];
+	int npending, pending_all;
+	char pause[512];       /* test hook: TAGCACHE_TEST_TWOLEVEL_PAUSE */
+	/* counters of this object */
+	int64_t fast_hits, slow_hits, misses, fills, fills_skipped, fills_undone, slow_reads,
+		journal_errors;
+} tl_state;
+
+enum { CUR_OK = 0, CUR_BEHIND, CUR_FAILED };
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t real_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
+#define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_SEQ_CST)
+
+/* ------------------------------------------------------------ records */
+
+/* [kind][clean mode][8 bytes: unix ms][id | (u16 len, name)...] */
+#define REC_HDR 10
+
+static char *rec_build(char kind, int mode, const tc_str *items, size_t n, size_t *outlen)
+{
+	size_t len = REC_HDR, i;
+	char *r, *w;
+	int64_t ms = real_ms();
+
+	if (kind == 'i') {
+		len += items[0].len;
+	} else if (kind == 't') {
+		for (i = 0; i < n; i++) {
+			len += 2 + items[i].len;
+		}
+	}
+	r = malloc(len);
+	if (!r) {
+		return NULL;
+	}
+	r[0] = kind;
+	r[1] = (char)mode;
+	memcpy(r + 2, &ms, 8);
+	w = r + REC_HDR;
+	if (kind == 'i') {
+		memcpy(w, items[0].p, items[0].len);
+	} else if (kind == 't') {
+		for (i = 0; i < n; i++) {
+			uint16_t l = (uint16_t)items[i].len;
+
+			memcpy(w, &l, 2);
+			memcpy(w + 2, items[i].p, l);
+			w += 2 + l;
+		}
+	}
+	*outlen = len;
+	return r;
+}
+
+static void pending_drop(tl_state *s)
+{
+	int i;
+
+	for (i = 0; i < s->npending; i++) {
+		free(s->pending[i]);
+	}
+	s->npending = 0;
+	s->pending_all = 0;
+}
+
+/* Earlier records whose append failed; TC_OK once none is left. */
+static int pending_flush(tl_state *s)
+{
+	if (s->pending_all) {
+		size_t len;
+		char *r = rec_build('a', TC_CLEAN_ALL, NULL, 0, &len);
+		tc_str rec;
+
+		if (!r) {
+			return TC_ERR;
+		}
+		rec.p = r;
+		rec.len = len;
+		if (s->j->append(s->sst, rec, s->keep) != TC_OK) {
+			free(r);
+			return TC_ERR;
+		}
+		free(r);
+		pending_drop(s);   /* "everything" covers the queued ids */
+		return TC_OK;
+	}
+	while (s->npending) {
+		tc_str rec = {s->pending[0], s->plen[0]};
+
+		if (s->j->append(s->sst, rec, s->keep) != TC_OK) {
+			return TC_ERR;
+		}
+		free(s->pending[0]);
+		memmove(s->pending, s->pending + 1, (size_t)(s->npending - 1) * sizeof(char *));
+		memmove(s->plen, s->plen + 1, (size_t)(s->npending - 1) * sizeof(size_t));
+		s->npending--;
+	}
+	return TC_OK;
+}
+
+/* Appends a record after a slow write; TC_ERR when it could not (then it
+ * waits in this object's queue for the next write). */
+static int journal(tl_state *s, char kind, int mode, const tc_str *items, size_t n)
+{
+	size_t len;
+	char *r = rec_build(kind, mode, items, n, &len);
+	tc_str rec;
+
+	if (!r) {
+		s->pending_all = 1;
+		return TC_ERR;
+	}
+	if (pending_flush(s) == TC_OK) {
+		rec.p = r;
+		rec.len = len;
+		if (s->j->append(s->sst, rec, s->keep) == TC_OK) {
+			free(r);
+			return TC_OK;
+		}
+	}
+	s->journal_errors++;
+	if (s->npending < TL_PENDING && !s->pending_all) {
+		s->pending[s->npending] = r;
+		s->plen[s->npending++] = len;
+	} else {
+		free(r);
+		s->pending_all = 1;
+	}
+	return TC_ERR;
+}
+
+/* --------------------------------------------------------------- sync */
+
+typedef struct {
+	tl_state *s;
+	int64_t now_ms;
+	int bad;
+} apply_ctx;
+
+static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
+{
+	apply_ctx *a = cp;
+	tl_state *s = a->s;
+	tc_tl_node *n = s->node.n;
+	int64_t ms;
+
+	(void)seq;
+	if (len < REC_HDR) {
+		a->bad = 1;
+		return;
+	}
+	memcpy(&ms, p + 2, 8);
+	ADD(n->invalidations, 1);
+	ST(n->lag_ms_last, (uint64_t)(a->now_ms > ms ? a->now_ms - ms : 0));
+	if (p[0] == 'i') {
+		tc_str id = {p + REC_HDR, len - REC_HDR};
+
+		if (id.len) {
+			s->fast->remove(s->fst, id);
+		}
+	} else if (p[0] == 't') {
+		tc_str tags[TC_TAGS_MAX];
+		size_t k = 0, off = REC_HDR;
+		char err[TC_ERRBUF];
+		int mode = (unsigned char)p[1];
+
+		while (off + 2 <= len && k < TC_TAGS_MAX) {
+			uint16_t l;
+
+			memcpy(&l, p + off, 2);
+			if (off + 2 + l > len) {
+				break;
+			}
+			tags[k].p = p + off + 2;
+			tags[k++].len = l;
+			off += 2 + (size_t)l;
+		}
+		if (off != len || mode < TC_CLEAN_MATCHING || mode > TC_CLEAN_MATCHING_ANY) {
+			a->bad = 1;
+			return;
+		}
+		err[0] = '\0';
+		s->fast->clean(s->fst, (tc_clean_mode)mode, tags, k, err);
+	} else if (p[0] == 'a') {
+		char err[TC_ERRBUF];
+
+		err[0] = '\0';
+		s->fast->clean(s->fst, TC_CLEAN_ALL, NULL, 0, err);
+	} else {
+		a->bad = 1;
+	}
+}
+
+static int do_sync(tl_state *s)
+{
+	tc_tl_node *n = s->node.n;
+	int64_t start = mono_ns();
+	uint64_t applied = LD(n->applied), epoch = LD(n->epoch), head = 0, ep = 0;
+	apply_ctx a = {s, real_ms(), 0};
+	int r;
+
+	ADD(n->gen, 1);   /* odd: fills that began before now are dropped */
+	r = s->j->read(s->sst, applied, apply_one, &a, &head, &ep);
+	if (r == TC_ERR) {
+		ADD(n->gen, 1);
+		ADD(n->sync_failures, 1);
+		if (!LD(n->fail_since_ns)) {
+			ST(n->fail_since_ns, start);
+		}
+		return CUR_FAILED;
+	}
+	if (r == TC_MISS || a.bad || ep != epoch || head < applied) {
+		char err[TC_ERRBUF];
+
+		err[0] = '\0';
+		s->fast->clean(s->fst, TC_CLEAN_ALL, NULL, 0, err);
+		ADD(n->gaps, 1);
+	}
+	ST(n->applied, head);
+	ST(n->epoch, ep);
+	ADD(n->gen, 1);
+	ST(n->fail_since_ns, 0);
+	ST(n->synced_ns, start);
+	ADD(n->syncs, 1);
+	return CUR_OK;
+}
+
+static int fresh(tl_state *s, int64_t now)
+{
+	int64_t synced = LD(s->node.n->synced_ns);
+
+	return synced > 0 && synced <= now && now - synced < s->max_ns;
+}
+
+/* Whether a fast hit may be served now: syncs when overdue and this
+ * process gets the node's try-lock. */
+static int current(tl_state *s)
+{
+	int r;
+
+	if (fresh(s, mono_ns())) {
+		return CUR_OK;
+	}
+	if (!tc_tl_node_trylock(&s->node)) {
+		return CUR_BEHIND;
+	}
+	if (s->max_ns > 0 && fresh(s, mono_ns())) {
+		r = CUR_OK;   /* another process synced while we waited */
+	} else {
+		r = do_sync(s);
+	}
+	tc_tl_node_unlock(&s->node);
+	return r;
+}
+
+/* ------------------------------------------------------------- engine */
+
+static void tl_close(void *sp);
+
+static int tl_open(void **state, const void *config, char *err)
+{
+	const tc_twolevel_config *cfg = config;
+	tl_state *s;
+	tc_shm *fs;
+	const char *pause;
+	int r;
+
+	if (!cfg->slow) {
+		snprintf(err, TC_ERRBUF, "TwoLevel: no slow level (option \"slow_backend\")");
+		return TC_ERR_CONFIG;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, TC_ERRBUF, "out of memory");
+		return TC_ERR;
+	}
+	s->fast = &tc_backend_shm;
+	s->slow = cfg->slow;
+	s->j = tc_journal_for(cfg->slow);
+	if (!s->j) {
+		snprintf(err, TC_ERRBUF, "TwoLevel: the %s engine has no invalidation journal in this build",
+		         cfg->slow->name);
+		free(s);
+		return TC_ERR_CONFIG;
+	}
+	s->max_ns = (int64_t)(cfg->max_staleness * 1e9);
+	s->stale_ns = (int64_t)(cfg->stale_if_error * 1e9);
+	s->keep = cfg->journal_size;
+	pause = getenv("TAGCACHE_TEST_TWOLEVEL_PAUSE");
+	if (pause && *pause) {
+		snprintf(s->pause, sizeof(s->pause), "%s", pause);
+	}
+	r = s->fast->open(&s->fst, &cfg->fast_cfg, err);
+	if (r != TC_OK) {
+		char msg[TC_ERRBUF];
+
+		snprintf(msg, sizeof(msg), "TwoLevel fast level: %s", err);
+		memcpy(err, msg, TC_ERRBUF);
+		s->fst = NULL;
+		tl_close(s);
+		return r;
+	}
+	r = s->slow->open(&s->sst, cfg->slow_cfg, err);
+	if (r != TC_OK) {
+		char msg[TC_ERRBUF];
+
+		snprintf(msg, sizeof(msg), "TwoLevel slow level: %s", err);
+		memcpy(err, msg, TC_ERRBUF);
+		s->sst = NULL;
+		tl_close(s);
+		return r;
+	}
+	fs = s->fst;
+	if (tc_tl_node_open(fs->m->path, (uint64_t)fs->m->ino, cfg->fast_cfg.mode & 0777, &s->node, err) != TC_OK) {
+		tl_close(s);
+		return TC_ERR;
+	}
+	*state = s;
+	return TC_OK;
+}
+
+static void tl_close(void *sp)
+{
+	tl_state *s = sp;
+
+	if (!s) {
+		return;
+	}
+	if (s->npending || s->pending_all) {
+		pending_flush(s);   /* a last try; what is left is lost (TECHNOTES) */
+	}
+	pending_drop(s);
+	if (s->fst) {
+		s->fast->close(s->fst);
+	}
+	if (s->sst) {
+		s->slow->close(s->sst);
+	}
+	free(s);
+}
+
+/* test hook: wait between a slow read and its fill until told to go */
+static void pause_point(tl_state *s)
+{
+	char ready[600], go[600];
+	int i, fd;
+
+	if (!s->pause[0]) {
+		return;
+	}
+	snprintf(ready, sizeof(ready), "%s.ready", s->pause);
+	snprintf(go, sizeof(go), "%s.go", s->pause);
+	fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		close(fd);
+	}
+	for (i = 0; i < 1000 && access(go, F_OK) != 0; i++) {
+		struct timespec ts = {0, 10000000};
+
+		nanosleep(&ts, NULL);
+	}
+	unlink(go);
+}
+
+typedef struct {
+	char *buf;
+	size_t len, cap;
+	size_t n;
+	int oom;
+} tagbuf;
+
+static void tag_collect(void *cp, const char *p, size_t len)
+{
+	tagbuf *b = cp;
+
+	if (b->oom || len > 0xffff) {
+		b->oom = 1;
+		return;
+	}
+	if (b->len + 2 + len > b->cap) {
+		size_t cap = (b->cap ? b->cap * 2 : 256) + len + 2;
+		char *nb = realloc(b->buf, cap);
+
+		if (!nb) {
+			b->oom = 1;
+			return;
+		}
+		b->buf = nb;
+		b->cap = cap;
+	}
+	{
+		uint16_t l = (uint16_t)len;
+
+		memcpy(b->buf + b->len, &l, 2);
+		memcpy(b->buf + b->len + 2, p, len);
+	}
+	b->len += 2 + len;
+	b->n++;
+}
+
+/* A slow hit installed in the fast level, unless an invalidation was
+ * applied on this node since g0 (read before the slow read). */
+static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, uint64_t g0)
+{
+	tc_tl_node *n = s->node.n;
+	tagbuf tb = {0};
+	tc_meta m2;
+	tc_str *tags = NULL, val = {data, len};
+	size_t off, k;
+	char err[TC_ERRBUF];
+	int64_t expire = meta->expire;
+
+	if (g0 & 1) {
+		s->fills_skipped++;
+		return;
+	}
+	/* the tags of the entry, so a clean by tag elsewhere reaches the copy */
+	if (s->slow->metadata(s->sst, id, &m2, tag_collect, &tb) != TC_OK || tb.oom) {
+		free(tb.buf);
+		s->fills_skipped++;
+		return;
+	}
+	if (m2.expire < expire) {
+		expire = m2.expire;
+	}
+	if (expire != TC_EXPIRE_NEVER && expire <= (int64_t)time(NULL)) {
+		free(tb.buf);
+		return;   /* expired (a load with allow_expired): not worth a copy */
+	}
+	pause_point(s);
+	if (LD(n->gen) != g0) {
+		free(tb.buf);
+		s->fills_skipped++;
+		return;
+	}
+	tags = malloc((tb.n ? tb.n : 1) * sizeof(tc_str));
+	if (!tags) {
+		free(tb.buf);
+		return;
+	}
+	for (off = 0, k = 0; k < tb.n; k++) {
+		uint16_t l;
+
+		memcpy(&l, tb.buf + off, 2);
+		tags[k].p = tb.buf + off + 2;
+		tags[k].len = l;
+		off += 2 + (size_t)l;
+	}
+	err[0] = '\0';
+	if (s->fast->save(s->fst, id, val, tags, tb.n, expire, err) != TC_OK) {
+		s->fast->remove(s->fst, id);
+	} else if (LD(n->gen) != g0) {
+		/* a sync began between the check and the save: it may have removed
+		 * this id before the copy landed */
+		s->fast->remove(s->fst, id);
+		s->fills_undone++;
+	} else {
+		s->fills++;
+	}
+	free(tags);
+	free(tb.buf);
+}
+
+static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx, char **data,
+                   size_t *len, tc_meta *meta)
+{
+	tl_state *s = sp;
+	tc_tl_node *n = s->node.n;
+	int cur = current(s), r;
+	uint64_t g0;
+
+	if (cur == CUR_OK) {
+		r = s->fast->load(s->fst, id, allow_expired, alloc, ctx, data, len, meta);
+		if (r == TC_OK) {
+			s->fast_hits++;
+			return r;
+		}
+	} else {
+		tc_meta fm;
+
+		if (s->fast->load(s->fst, id, allow_expired, NULL, NULL, NULL, NULL, &fm) == TC_OK) {
+			int64_t fail = LD(n->fail_since_ns), synced = LD(n->synced_ns), now = mono_ns();
+
+			if (cur == CUR_FAILED && s->stale_ns > 0 && fail && synced > 0
+			    && now - synced < s->max_ns + s->stale_ns) {
+				r = s->fast->load(s->fst, id, allow_expired, alloc, ctx, data, len, meta);
+				if (r == TC_OK) {
+					char err[TC_ERRBUF];
+
+					if (s->slow->failure) {
+						s->slow->failure(s->sst, err);   /* served: logged, not raised */
+					}
+					ADD(n->stale_served, 1);
+					return r;
+				}
+			}
+			ADD(n->stale_refused, 1);
+		}
+		s->slow_reads++;
+	}
+	g0 = LD(n->gen);
+	r = s->slow->load(s->sst, id, allow_expired, alloc, ctx, data, len, meta);
+	if (r != TC_OK) {
+		s->misses++;
+		return r;
+	}
+	s->slow_hits++;
+	if (data) {
+		fill(s, id, *data, *len, meta, g0);
+	}
+	return TC_OK;
+}
+
+static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t ntags, int64_t expire,
+                   char *err)
+{
+	tl_state *s = sp;
+	uint64_t g0 = LD(s->node.n->gen);
+	char ferr[TC_ERRBUF];
+	int r = s->slow->save(s->sst, id, data, tags, ntags, expire, err);
+
+	if (r != TC_OK) {
+		/* the slow level refused: whatever it holds, no copy here */
+		s->fast->remove(s->fst, id);
+		return r;
+	}
+	if (journal(s, 'i', 0, &id, 1) != TC_OK) {
+		s->fast->remove(s->fst, id);
+		if (!*err) {
+			snprintf(err, TC_ERRBUF, "TwoLevel: saved, but the invalidation journal could not be written");
+		}
+		return TC_ERR;
+	}
+	ferr[0] = '\0';
+	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(s->node.n->gen) != g0) {
+		s->fast->remove(s->fst, id);   /* a full fast level only costs a miss */
+	}
+	return TC_OK;
+}
+
+static int tl_remove(void *sp, tc_str id)
+{
+	tl_state *s = sp;
+	int r;
+
+	s->fast->remove(s->fst, id);
+	r = s->slow->remove(s->sst, id);
+	if (r == TC_ERR) {
+		return r;
+	}
+	if (journal(s, 'i', 0, &id, 1) != TC_OK) {
+		return TC_ERR;
+	}
+	return r;
+}
+
+static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
+{
+	tl_state *s = sp;
+	char ferr[TC_ERRBUF];
+	int r;
+
+	ferr[0] = '\0';
+	s->fast->clean(s->fst, mode, tags, ntags, ferr);
+	r = s->slow->clean(s->sst, mode, tags, ntags, err);
+	if (r == TC_ERR || mode == TC_CLEAN_OLD) {
+		/* old: a fast copy never outlives its slow entry, so every node's
+		 * copies of what expired have expired too */
+		return r;
+	}
+	if (journal(s, mode == TC_CLEAN_ALL ? 'a' : 't', (int)mode, tags, ntags) != TC_OK) {
+		if (!*err) {
+			snprintf(err, TC_ERRBUF, "TwoLevel: cleaned, but the invalidation journal could not be written");
+		}
+		return TC_ERR;
+	}
+	return r;
+}
+
+static int tl_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntags, tc_emit_fn emit, void *ctx)
+{
+	tl_state *s = sp;
+
+	return s->slow->ids(s->sst, mode, tags, ntags, emit, ctx);
+}
+
+static int tl_tags(void *sp, tc_emit_fn emit, void *ctx)
+{
+	tl_state *s = sp;
+
+	return s->slow->tags(s->sst, emit, ctx);
+}
+
+static int tl_fill(void *sp)
+{
+	tl_state *s = sp;
+
+	return s->slow->fill(s->sst);
+}
+
+static int tl_metadata(void *sp, tc_str id, tc_meta *meta, tc_emit_fn emit, void *ctx)
+{
+	tl_state *s = sp;
+
+	return s->slow->metadata(s->sst, id, meta, emit, ctx);
+}
+
+static int tl_touch(void *sp, tc_str id, int64_t extra)
+{
+	tl_state *s = sp;
+
+	/* the fast copy keeps its shorter expiry and is read again after it */
+	return s->slow->touch(s->sst, id, extra);
+}
+
+static int tl_expire_now(void *sp, tc_str id)
+{
+	tl_state *s = sp;
+	int r;
+
+	s->fast->remove(s->fst, id);
+	r = s->slow->expire_now(s->sst, id);
+	if (r == TC_OK) {
+		journal(s, 'i', 0, &id, 1);
+	}
+	return r;
+}
+
+typedef struct {
+	tc_stat_fn emit;
+	void *ctx;
+	const char *prefix;
+} stat_prefix;
+
+static void stat_pre(void *cp, const char *name, int64_t v)
+{
+	stat_prefix *p = cp;
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s%s", p->prefix, name);
+	p->emit(p->ctx, buf, v);
+}
+
+static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
+{
+	tl_state *s = sp;
+	tc_tl_node *n = s->node.n;
+	int64_t synced = LD(n->synced_ns), now = mono_ns();
+	stat_prefix fp = {emit, ctx, "fast."}, sp2 = {emit, ctx, "slow."};
+
+	emit(ctx, "hits", s->fast_hits + s->slow_hits);
+	emit(ctx, "fast_hits", s->fast_hits);
+	emit(ctx, "slow_hits", s->slow_hits);
+	emit(ctx, "misses", s->misses);
+	emit(ctx, "fills", s->fills);
+	emit(ctx, "fills_skipped", s->fills_skipped);
+	emit(ctx, "fills_undone", s->fills_undone);
+	emit(ctx, "slow_reads", s->slow_reads);
+	emit(ctx, "journal_errors", s->journal_errors);
+	emit(ctx, "journal_pending", s->npending + s->pending_all);
+	emit(ctx, "node_syncs", (int64_t)LD(n->syncs));
+	emit(ctx, "node_sync_failures", (int64_t)LD(n->sync_failures));
+	emit(ctx, "node_gaps", (int64_t)LD(n->gaps));
+	emit(ctx, "invalidations", (int64_t)LD(n->invalidations));
+	emit(ctx, "invalidation_lag_ms", (int64_t)LD(n->lag_ms_last));
+	emit(ctx, "stale_served", (int64_t)LD(n->stale_served));
+	emit(ctx, "stale_refused", (int64_t)LD(n->stale_refused));
+	emit(ctx, "journal_applied", (int64_t)LD(n->applied));
+	emit(ctx, "last_sync_age_ms", synced > 0 && synced <= now ? (now - synced) / 1000000 : -1);
+	emit(ctx, "sync_failing", LD(n->fail_since_ns) ? 1 : 0);
+	emit(ctx, "max_staleness_ms", s->max_ns / 1000000);
+	s->fast->stats(s->fst, stat_pre, &fp);
+	s->slow->stats(s->sst, stat_pre, &sp2);
+}
+
+typedef struct {
+	tc_emit_fn emit;
+	void *ctx;
+} verify_ctx;
+
+static void verify_fast(void *cp, const char *p, size_t len)
+{
+	verify_ctx *v = cp;
+	char buf[600];
+	int n = snprintf(buf, sizeof(buf), "fast level: %.*s", (int)(len > 500 ? 500 : len), p);
+
+	v->emit(v->ctx, buf, (size_t)(n < 0 ? 0 : n));
+}
+
+static int tl_verify(void *sp, tc_emit_fn emit, void *ctx)
+{
+	tl_state *s = sp;
+	verify_ctx v = {emit, ctx};
+	int a = s->fast->verify(s->fst, verify_fast, &v);
+	int b = s->slow->verify(s->sst, emit, ctx);
+
+	return a == TC_OK && b == TC_OK ? TC_OK : (a == TC_ERR || b == TC_ERR ? TC_ERR : TC_MISS);
+}
+
+static int tl_failure(void *sp, char *err)
+{
+	tl_state *s = sp;
+
+	return s && s->slow->failure ? s->slow->failure(s->sst, err) : TC_FAIL_NONE;
+}
+
+static void tl_defaults(void *config)
+{
+	tc_twolevel_config *c = config;
+
+	memset(c, 0, sizeof(*c));
+	c->max_staleness = 1.0;
+	c->stale_if_error = 0;
+	c->journal_size = 100000;
+	tc_backend_shm.defaults(&c->fast_cfg);
+}
+
+static const tc_option_spec tl_options[] = {
+	{"slow_backend", TC_OPT_STRING, offsetof(tc_twolevel_config, slow_backend), 0, 0, 1},
+	{"remote_backend", TC_OPT_STRING, offsetof(tc_twolevel_config, slow_backend), 0, 0, 1},
+	{"fast_backend", TC_OPT_STRING, offsetof(tc_twolevel_config, fast_backend), 0, 0, 1},
+	{"max_staleness", TC_OPT_SECONDS, offsetof(tc_twolevel_config, max_staleness), 0, 0, 1},
+	{"stale_if_error", TC_OPT_SECONDS, offsetof(tc_twolevel_config, stale_if_error), 0, 0, 1},
+	{"journal_size", TC_OPT_INT, offsetof(tc_twolevel_config, journal_size), 16, 100000000, 1},
+	/* parsed by tc_twolevel_opts.c with the sub-engine's own table */
+	{"slow_backend_options", TC_OPT_IGNORED, 0, 0, 0, 1},
+	{"fast_backend_options", TC_OPT_IGNORED, 0, 0, 0, 1},
+	{"remote_backend_options", TC_OPT_IGNORED, 0, 0, 0, 1},
+	{"local_backend_options", TC_OPT_IGNORED, 0, 0, 0, 1},
+	/* Zend TwoLevels' and Magento L2's knobs that this design makes moot */
+	{"auto_refresh_fast_cache", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"auto_fill_fast_cache", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"stats_update_factor", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"use_stale_cache", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"slow_backend_custom_naming", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"fast_backend_custom_naming", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"slow_backend_autoload", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{"fast_backend_autoload", TC_OPT_IGNORED, 0, 0, 0, 0},
+	{NULL, 0, 0, 0, 0, 0}
+};
+
+const tc_journal_ops *tc_journal_for(const tc_backend *be)
+{
+#ifdef HAVE_TAGCACHE_REDIS
+	if (be == tc_journal_redis.be) {
+		return &tc_journal_redis;
+	}
+#endif
+	if (be == tc_journal_file.be) {
+		return &tc_journal_file;
+	}
+#ifdef HAVE_TAGCACHE_MEMCACHED
+	if (be == tc_journal_memcached.be) {
+		return &tc_journal_memcached;
+	}
+#endif
+	(void)be;
+	return NULL;
+}
+
+const tc_backend tc_backend_twolevel = {
+	.name = "twolevel",
+	.caps = TC_CAP_LISTINGS | TC_CAP_FOREVER,
+	.options = tl_options,
+	.config_size = sizeof(tc_twolevel_config),
+	.defaults = tl_defaults,
+	.open = tl_open,
+	.close = tl_close,
+	.load = tl_load,
+	.save = tl_save,
+	.remove = tl_remove,
+	.clean = tl_clean,
+	.ids = tl_ids,
+	.tags = tl_tags,
+	.fill = tl_fill,
+	.metadata = tl_metadata,
+	.touch = tl_touch,
+	.expire_now = tl_expire_now,
+	.stats = tl_stats,
+	.verify = tl_verify,
+	.failure = tl_failure,
+	.mshutdown = tc_tl_node_shutdown,
+};

@@ -1,0 +1,160 @@
+/*
+ * tc_twolevel_node.c: TwoLevel's node state, a page-sized file mapped
+ * shared beside the fast segment (<segment path>.twolevel), so every
+ * process of the node (php-fpm workers, CLI, cron) sees one "applied
+ * sequence" and one "last sync" time. One mapping per file per process;
+ * the try-lock is flock() on a descriptor this process opened (reopened
+ * after a fork, so a parent and its child never share the lock).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "tc_twolevel.h"
+
+#define TC_TL_MAGIC UINT64_C(0x314c564c4f575454) /* "TTWOLVL1" */
+#define TC_TL_PAGE 4096
+
+typedef struct tl_map {
+	struct tl_map *next;
+	char *path;
+	tc_tl_node *n;
+	int fd;
+	int mode;
+	pid_t pid;
+} tl_map;
+
+static tl_map *maps;
+
+static int open_fd(const char *path, int mode)
+{
+	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode);
+}
+
+int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h, char *err)
+{
+	char path[TC_OPT_STRMAX + 16];
+	tl_map *m;
+	struct stat sb;
+	int fd;
+	void *p;
+
+	snprintf(path, sizeof(path), "%s.twolevel", segpath);
+	for (m = maps; m; m = m->next) {
+		if (strcmp(m->path, path) == 0) {
+			break;
+		}
+	}
+	if (m && m->pid != getpid()) {
+		/* a forked child: its own descriptor, so flock() excludes the parent */
+		fd = open_fd(path, m->mode);
+		if (fd >= 0) {
+			close(m->fd);
+			m->fd = fd;
+			m->pid = getpid();
+		}
+	}
+	if (!m) {
+		fd = open_fd(path, mode);
+		if (fd < 0) {
+			snprintf(err, TC_ERRBUF, "cannot open the node state file %s: %s", path, strerror(errno));
+			return TC_ERR;
+		}
+		if (fstat(fd, &sb) != 0 || (sb.st_size < TC_TL_PAGE && ftruncate(fd, TC_TL_PAGE) != 0)) {
+			snprintf(err, TC_ERRBUF, "cannot size the node state file %s: %s", path, strerror(errno));
+			close(fd);
+			return TC_ERR;
+		}
+		p = mmap(NULL, TC_TL_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			snprintf(err, TC_ERRBUF, "cannot map the node state file %s: %s", path, strerror(errno));
+			close(fd);
+			return TC_ERR;
+		}
+		m = calloc(1, sizeof(*m));
+		if (!m || !(m->path = strdup(path))) {
+			free(m);
+			munmap(p, TC_TL_PAGE);
+			close(fd);
+			snprintf(err, TC_ERRBUF, "out of memory");
+			return TC_ERR;
+		}
+		m->n = p;
+		m->fd = fd;
+		m->mode = mode;
+		m->pid = getpid();
+		m->next = maps;
+		maps = m;
+	}
+	h->n = m->n;
+	h->map = m;
+	/* a new file, or one left by a segment that was since replaced: start
+	 * over (applied 0 never matches a journal, so the first sync empties
+	 * the fast level). Never waits on the lock for long: a syncing process
+	 * that is stopped holds it; left as is, the state only claims entries
+	 * that a new, empty segment does not have. */
+	if (__atomic_load_n(&m->n->magic, __ATOMIC_ACQUIRE) != TC_TL_MAGIC
+	    || __atomic_load_n(&m->n->ino, __ATOMIC_ACQUIRE) != ino) {
+		int i, got = 0;
+
+		for (i = 0; i < 200 && !(got = flock(m->fd, LOCK_EX | LOCK_NB) == 0); i++) {
+			struct timespec ts = {0, 1000000};
+
+			nanosleep(&ts, NULL);
+		}
+		if (got) {
+			if (m->n->magic != TC_TL_MAGIC || m->n->ino != ino) {
+				memset(m->n, 0, sizeof(*m->n));
+				m->n->ino = ino;
+				__atomic_store_n(&m->n->magic, TC_TL_MAGIC, __ATOMIC_RELEASE);
+			}
+			flock(m->fd, LOCK_UN);
+		}
+	}
+	return TC_OK;
+}
+
+int tc_tl_node_trylock(tc_tl_nodeh *h)
+{
+	tl_map *m = h->map;
+
+	if (m->pid != getpid()) {
+		int fd = open_fd(m->path, m->mode);
+
+		if (fd < 0) {
+			return 0;
+		}
+		close(m->fd);
+		m->fd = fd;
+		m->pid = getpid();
+	}
+	return flock(m->fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+void tc_tl_node_unlock(tc_tl_nodeh *h)
+{
+	flock(((tl_map *)h->map)->fd, LOCK_UN);
+}
+
+void tc_tl_node_shutdown(void)
+{
+	while (maps) {
+		tl_map *m = maps;
+
+		maps = m->next;
+		munmap(m->n, TC_TL_PAGE);
+		close(m->fd);
+		free(m->path);
+		free(m);
+	}
+}
