@@ -51,11 +51,12 @@ if test "$PHP_TAGCACHE" != "no"; then
     AC_MSG_ERROR([tagcache needs robust process-shared mutexes (pthread_mutexattr_setrobust)])
   ])
 
-  TAGCACHE_SOURCES="ext/tagcache.c ext/tc_class.c ext/tc_engines.c ext/tc_options.c ext/tc_hash.c \
+  TAGCACHE_SOURCES="ext/tagcache.c ext/tc_class.c ext/tc_engines.c ext/tc_options.c ext/tc_net.c ext/tc_hash.c \
     ext/tc_shm_seg.c ext/tc_shm_alloc.c ext/tc_shm.c ext/tc_shm_recover.c ext/tc_util.c \
     ext/tc_file.c ext/tc_file_log.c ext/tc_file_index.c ext/tc_file_store.c \
     ext/tc_file_rebuild.c ext/tc_file_compact.c \
-    ext/tc_twolevel.c ext/tc_twolevel_node.c ext/tc_twolevel_opts.c ext/tc_file_journal.c"
+    ext/tc_twolevel.c ext/tc_twolevel_node.c ext/tc_twolevel_opts.c ext/tc_file_journal.c \
+    ext/tc_lease.c ext/tc_stale.c ext/tc_file_stale.c"
 
   if test "$PHP_TAGCACHE_REDIS" != "no"; then
     dnl hiredis through pkg-config; =DIR adds DIR's pkgconfig and include dirs.
@@ -91,7 +92,7 @@ if test "$PHP_TAGCACHE" != "no"; then
     if test "$PHP_TAGCACHE_ZSTD" != "no"; then
       TC_REDIS_CODEC([libzstd], [HAVE_TAGCACHE_ZSTD])
     fi
-    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_redis_conn.c ext/tc_redis_cmd.c ext/tc_redis_codec.c \
+    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_redis_conn.c ext/tc_redis_sentinel.c ext/tc_redis_cluster.c ext/tc_redis_cmd.c ext/tc_redis_codec.c \
       ext/tc_redis_lua.c ext/tc_redis.c ext/tc_redis_journal.c"
   fi
   if test "$PHP_TAGCACHE_MEMCACHED" != "no"; then

@@ -24,6 +24,8 @@ typedef struct {
 	bool lifetime_forever;
 	bool logging;
 	zval logger;
+	void *lease;        /* the store's lease table (tc_lease.c), NULL until used */
+	bool lease_failed;  /* it could not be opened: warned once */
 	zend_object std;
 } tc_object;
 

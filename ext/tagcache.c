@@ -38,11 +38,13 @@ static void fatal_at(const char *point)
 	zend_error_noreturn(E_ERROR, "tagcache test: fatal error at crash point %s", point);
 }
 
-/* The one fork hook of the module: each engine's, in table order. */
+/* The one fork hook of the module: the shared primitives' (tc_util.c:
+ * the counter stripe), then each engine's, in table order. */
 static void engines_atfork_child(void)
 {
 	const tc_engine *e;
 
+	tc_util_atfork_child();
 	for (e = tc_engines; e->be; e++) {
 		if (e->be->atfork_child) {
 			e->be->atfork_child();

@@ -109,6 +109,14 @@ namespace TagCache {
 
         public function save(string $data, string $id, array $tags = [], mixed $specificLifetime = false): bool {}
 
+        /**
+         * The value of $id; if there is none, $build() makes it (a string),
+         * and it is saved with $tags and $lifetime. One build per id at a
+         * time across the processes of the machine (Shm, File); the others
+         * wait for it, woken when it lands, at most rebuild_timeout.
+         */
+        public function remember(string $id, callable $build, array $tags = [], mixed $lifetime = false): string {}
+
         public function remove(string $id): bool {}
 
         public function clean(string $mode = "all", array $tags = []): bool {}

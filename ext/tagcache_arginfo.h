@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: fcb4c7061a10f02625c5cd5ecd02995b71ae4208 */
+ * Stub hash: 2a6e81abd9a6cb1701c621d74aadc8df7012d1e4 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_TagCache_Backend_setDirectives, 0, 1, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, directives, IS_ARRAY, 0)
@@ -96,6 +96,13 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_TagCache_AbstractBackend_save arginfo_class_TagCache_Backend_save
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_TagCache_AbstractBackend_remember, 0, 2, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, id, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, build, IS_CALLABLE, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, tags, IS_ARRAY, 0, "[]")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, lifetime, IS_MIXED, 0, "false")
+ZEND_END_ARG_INFO()
+
 #define arginfo_class_TagCache_AbstractBackend_remove arginfo_class_TagCache_Backend_remove
 
 #define arginfo_class_TagCache_AbstractBackend_clean arginfo_class_TagCache_Backend_clean
@@ -139,6 +146,7 @@ ZEND_METHOD(TagCache_AbstractBackend, load);
 ZEND_METHOD(TagCache_AbstractBackend, loadMany);
 ZEND_METHOD(TagCache_AbstractBackend, test);
 ZEND_METHOD(TagCache_AbstractBackend, save);
+ZEND_METHOD(TagCache_AbstractBackend, remember);
 ZEND_METHOD(TagCache_AbstractBackend, remove);
 ZEND_METHOD(TagCache_AbstractBackend, clean);
 ZEND_METHOD(TagCache_AbstractBackend, getIds);
@@ -212,6 +220,7 @@ static const zend_function_entry class_TagCache_AbstractBackend_methods[] = {
 	ZEND_ME(TagCache_AbstractBackend, loadMany, arginfo_class_TagCache_AbstractBackend_loadMany, ZEND_ACC_PUBLIC)
 	ZEND_ME(TagCache_AbstractBackend, test, arginfo_class_TagCache_AbstractBackend_test, ZEND_ACC_PUBLIC)
 	ZEND_ME(TagCache_AbstractBackend, save, arginfo_class_TagCache_AbstractBackend_save, ZEND_ACC_PUBLIC)
+	ZEND_ME(TagCache_AbstractBackend, remember, arginfo_class_TagCache_AbstractBackend_remember, ZEND_ACC_PUBLIC)
 	ZEND_ME(TagCache_AbstractBackend, remove, arginfo_class_TagCache_AbstractBackend_remove, ZEND_ACC_PUBLIC)
 	ZEND_ME(TagCache_AbstractBackend, clean, arginfo_class_TagCache_AbstractBackend_clean, ZEND_ACC_PUBLIC)
 	ZEND_ME(TagCache_AbstractBackend, getIds, arginfo_class_TagCache_AbstractBackend_getIds, ZEND_ACC_PUBLIC)

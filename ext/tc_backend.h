@@ -90,6 +90,14 @@ typedef struct {
 	int fixed;         /* cannot change once the engine is open */
 } tc_option_spec;
 
+/* The stampede options (issue 14) an engine embeds in its config struct
+ * and lists in its option table (TC_STALE_OPTION_ROWS, tc_lease.h). */
+typedef struct {
+	double serve_stale;      /* seconds a removed/cleaned/expired copy is kept; 0 off */
+	double rebuild_timeout;  /* seconds a rebuild lease lasts at most */
+	double early_rebuild;    /* xfetch beta; 0 off */
+} tc_stale_opts;
+
 /* Receives one row of phpinfo() (a name and its value). */
 typedef void (*tc_info_fn)(void *ctx, const char *name, const char *value);
 
@@ -148,6 +156,13 @@ typedef struct tc_backend {
 	/* in the child after fork(), from the module's one pthread_atfork():
 	 * async-signal-safe work only (bump a generation, no I/O, no free) */
 	void (*atfork_child)(void);
+
+	/* Stampede protection (issue 14, tc_stale.c, tc_lease.c), optional:
+	 * the stampede options inside a config struct of this engine... */
+	const tc_stale_opts *(*stale_opts)(const void *config);
+	/* ...and where this store's per-machine lease table lives: a file
+	 * path next to the store and its mode; TC_OK, or TC_ERR if none. */
+	int (*lease_home)(void *st, char *path, size_t n, int *mode);
 } tc_backend;
 
 /* Every engine's one public symbol: its vtable. Only those that

@@ -17,6 +17,7 @@
 #include "ext/date/php_date.h"
 #include "php_tagcache.h"
 #include "tagcache_arginfo.h"
+#include "tc_lease.h"
 
 zend_class_entry *tc_ce_exception, *tc_ce_config_exception, *tc_ce_storage_exception,
 	*tc_ce_connection_exception, *tc_ce_backend, *tc_ce_abstract;
@@ -52,6 +53,8 @@ static zend_object *tc_create(zend_class_entry *ce)
 	o->lifetime = 3600;
 	o->lifetime_forever = false;
 	o->logging = false;
+	o->lease = NULL;
+	o->lease_failed = false;
 	ZVAL_NULL(&o->logger);
 	zend_object_std_init(&o->std, ce);
 	object_properties_init(&o->std, ce);
@@ -103,6 +106,55 @@ static inline tc_str S(zend_string *s)
 {
 	tc_str r = {ZSTR_VAL(s), ZSTR_LEN(s)};
 	return r;
+}
+
+/* The store's lease table (tc_lease.c), opened on first use; with
+ * create, made if absent (a warning, once, if it cannot be: then no
+ * stampede protection). NULL for an engine without one. */
+static tc_lease_tab *lease_tab(tc_object *o, bool create)
+{
+	char path[TC_OPT_STRMAX + 16], err[TC_ERRBUF];
+	int mode = 0600;
+
+	if (o->lease || !o->be->lease_home || o->lease_failed) {
+		return o->lease;
+	}
+	if (o->be->lease_home(o->state, path, sizeof(path), &mode) != TC_OK) {
+		o->lease_failed = true;
+		return NULL;
+	}
+	err[0] = '\0';
+	o->lease = tc_lease_open(path, mode, create, err);
+	if (!o->lease && create) {
+		o->lease_failed = true;
+		php_error_docref(NULL, E_WARNING, "%s: no stampede protection", err);
+	}
+	return o->lease;
+}
+
+/* serve_stale is on (or, with reads, early_rebuild: for load() and
+ * save()): sv is set up for tc_stale.c. */
+static bool stale_on_ex(tc_object *o, tc_stale *sv, bool reads)
+{
+	const tc_stale_opts *so;
+
+	if (!o->be->stale_opts) {
+		return false;
+	}
+	so = o->be->stale_opts(o->config);
+	if (!(so->serve_stale > 0) && !(reads && so->early_rebuild > 0)) {
+		return false;
+	}
+	sv->be = o->be;
+	sv->st = o->state;
+	sv->o = so;
+	sv->tab = lease_tab(o, true);
+	return true;
+}
+
+static bool stale_on(tc_object *o, tc_stale *sv)
+{
+	return stale_on_ex(o, sv, false);
 }
 
 /* The methods whose one argument is an id (test, remove, getMetadatas,
@@ -250,6 +302,14 @@ static void emit_list(void *ctx, const char *p, size_t len)
 	add_next_index_stringl((zval *)ctx, p, len);
 }
 
+/* A listing: the derived keys of stale copies are no entries. */
+static void emit_list_visible(void *ctx, const char *p, size_t len)
+{
+	if (!tc_stale_key_is(p, len)) {
+		add_next_index_stringl((zval *)ctx, p, len);
+	}
+}
+
 static void emit_stat(void *ctx, const char *name, int64_t v)
 {
 	add_assoc_long((zval *)ctx, name, (zend_long)v);
@@ -384,7 +444,10 @@ static int do_load(tc_object *o, zend_string *id, bool allow_expired, zval *rv)
 	char *data = NULL;
 	size_t len = 0;
 	tc_meta meta;
-	int r = o->be->load(o->state, S(id), allow_expired, alloc_zstr, &buf, &data, &len, &meta);
+	tc_stale sv;
+	int r = !allow_expired && stale_on_ex(o, &sv, true)
+	        ? tc_stale_load(&sv, S(id), alloc_zstr, &buf, &data, &len, &meta)
+	        : o->be->load(o->state, S(id), allow_expired, alloc_zstr, &buf, &data, &len, &meta);
 
 	if (r == TC_OK) {
 		ZSTR_VAL(buf)[len] = '\0';
@@ -515,7 +578,12 @@ ZEND_METHOD(TagCache_AbstractBackend, save)
 	}
 	expire = forever ? TC_EXPIRE_NEVER : (int64_t)php_time() + secs;
 	err[0] = '\0';
-	r = o->be->save(o->state, S(id), S(data), t, nt, expire, err);
+	{
+		tc_stale sv;
+
+		r = stale_on_ex(o, &sv, true) ? tc_stale_save(&sv, S(id), S(data), t, nt, expire, err)
+		                     : o->be->save(o->state, S(id), S(data), t, nt, expire, err);
+	}
 	efree(t);
 	TC_RAISE(o);
 	if (r != TC_OK) {
@@ -525,16 +593,147 @@ ZEND_METHOD(TagCache_AbstractBackend, save)
 	RETURN_TRUE;
 }
 
+/* remember(): the value, or one build of it per id at a time. The
+ * callback runs with no engine lock held (every engine call has returned);
+ * a waiter sleeps in tc_lease_wait() (a futex), never longer than the
+ * lease: rebuild_timeout, or less when the holder's process is gone. */
+ZEND_METHOD(TagCache_AbstractBackend, remember)
+{
+	tc_object *o = TC_THIS();
+	zend_string *id;
+	zend_fcall_info fci;
+	zend_fcall_info_cache fcc;
+	HashTable *tags = NULL;
+	zval *lt = NULL, rv;
+	zend_long secs = o->lifetime;
+	bool forever = o->lifetime_forever, leased = false;
+	tc_stale_opts defaults;
+	const tc_stale_opts *so;
+	tc_lease_tab *tab;
+	tc_stale sv;
+	tc_str *t;
+	size_t nt;
+	int64_t expire;
+	char err[TC_ERRBUF];
+	int attempt, r;
+
+	ZEND_PARSE_PARAMETERS_START(2, 4)
+		Z_PARAM_STR(id)
+		Z_PARAM_FUNC(fci, fcc)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_ARRAY_HT(tags)
+		Z_PARAM_ZVAL(lt)
+	ZEND_PARSE_PARAMETERS_END();
+
+	TC_CHECK(o);
+	if (!check_id(id, 1)) {
+		RETURN_THROWS();
+	}
+	if (lt && Z_TYPE_P(lt) != IS_FALSE) {
+		if (Z_TYPE_P(lt) == IS_TRUE) {
+			zend_argument_type_error(4, "must be of type int|false|null, true given");
+			RETURN_THROWS();
+		}
+		if (tc_lifetime_from_zval(lt, &secs, &forever, "remember(): Argument #4 ($lifetime)") != SUCCESS) {
+			RETURN_THROWS();
+		}
+	}
+	t = tags_arg(tags, 3, &nt);
+	if (!t) {
+		RETURN_THROWS();
+	}
+	tc_stale_defaults(&defaults);
+	so = o->be->stale_opts ? o->be->stale_opts(o->config) : &defaults;
+	tab = lease_tab(o, true);
+
+	for (attempt = 0; attempt < 8; attempt++) {
+		r = do_load(o, id, false, return_value);
+		if (r == TC_OK) {
+			efree(t);
+			return;  /* fresh, or stale while another process rebuilds */
+		}
+		if (raised(o)) {
+			efree(t);
+			RETURN_THROWS();
+		}
+		if (!tab) {
+			break;
+		}
+		r = tc_lease_take(tab, S(id), tc_rebuild_timeout(so));
+		if (r == TC_LEASE_HELD) {
+			tc_lease_wait(tab, S(id), tc_rebuild_timeout(so));
+			continue;
+		}
+		leased = r == TC_LEASE_TAKEN || r == TC_LEASE_MINE;
+		if (r == TC_LEASE_TAKEN && do_load(o, id, false, return_value) == TC_OK) {
+			/* it landed between the miss and the lease */
+			tc_lease_end(tab, S(id), 0);
+			efree(t);
+			return;
+		}
+		break;
+	}
+
+	ZVAL_UNDEF(&rv);
+	fci.retval = &rv;
+	fci.param_count = 0;
+	fci.params = NULL;
+	fci.named_params = NULL;
+	if (zend_call_function(&fci, &fcc) != SUCCESS || EG(exception) || Z_TYPE(rv) == IS_UNDEF) {
+		zval_ptr_dtor(&rv);
+		if (leased) {
+			tc_lease_end(tab, S(id), 0);  /* the next caller builds */
+		}
+		efree(t);
+		RETURN_THROWS();
+	}
+	if (Z_TYPE(rv) != IS_STRING) {
+		if (leased) {
+			tc_lease_end(tab, S(id), 0);
+		}
+		zend_type_error("remember(): Argument #2 ($build) must return a string, %s returned",
+		                zend_zval_type_name(&rv));
+		zval_ptr_dtor(&rv);
+		efree(t);
+		RETURN_THROWS();
+	}
+	expire = forever ? TC_EXPIRE_NEVER : (int64_t)php_time() + secs;
+	err[0] = '\0';
+	if (!stale_on(o, &sv)) {
+		sv.be = o->be;
+		sv.st = o->state;
+		sv.o = so;
+		sv.tab = tab;
+	}
+	r = tc_stale_save(&sv, S(id), S(Z_STR(rv)), t, nt, expire, err);
+	efree(t);
+	if (raised(o)) {
+		if (tab) {
+			tc_lease_end(tab, S(id), 0);
+		}
+		zval_ptr_dtor(&rv);
+		RETURN_THROWS();
+	}
+	if (r != TC_OK) {
+		warn(o, "remember", err);
+		if (tab) {
+			tc_lease_end(tab, S(id), 0);
+		}
+	}
+	RETURN_COPY_VALUE(&rv);
+}
+
 ZEND_METHOD(TagCache_AbstractBackend, remove)
 {
 	zend_string *id;
 	tc_object *o = id_method(INTERNAL_FUNCTION_PARAM_PASSTHRU, &id);
+	tc_stale sv;
 	int r;
 
 	if (!o) {
 		RETURN_THROWS();
 	}
-	r = o->be->remove(o->state, S(id));
+	r = stale_on(o, &sv) ? tc_stale_remove(&sv, S(id)) : o->be->remove(o->state, S(id));
 	TC_RAISE(o);
 	RETURN_BOOL(r == TC_OK);
 }
@@ -589,7 +788,12 @@ ZEND_METHOD(TagCache_AbstractBackend, clean)
 		RETURN_TRUE;  /* a tag mode with no tag selects nothing */
 	}
 	err[0] = '\0';
-	r = o->be->clean(o->state, m, t, nt, err);
+	{
+		tc_stale sv;
+
+		r = stale_on(o, &sv) ? tc_stale_clean(&sv, m, t, nt, err)
+		                     : o->be->clean(o->state, m, t, nt, err);
+	}
 	efree(t);
 	TC_RAISE(o);
 	if (r == TC_ERR) {
@@ -621,7 +825,7 @@ static void list_ids(INTERNAL_FUNCTION_PARAMETERS, tc_ids_mode mode, bool has_ta
 	}
 	array_init(return_value);
 	if (!has_tags || nt || mode == TC_CLEAN_NOT_MATCHING) {
-		o->be->ids(o->state, mode, t, nt, emit_list, return_value);
+		o->be->ids(o->state, mode, t, nt, o->be->stale_opts ? emit_list_visible : emit_list, return_value);
 	}
 	efree(t);
 	TC_RAISE(o);
@@ -664,6 +868,9 @@ static void fill_array(INTERNAL_FUNCTION_PARAMETERS, fill_what what)
 		break;
 	case FILL_STATS:
 		o->be->stats(o->state, emit_stat, return_value);
+		if (o->be->lease_home) {
+			tc_lease_stats(lease_tab(o, false), emit_stat, return_value);
+		}
 		break;
 	case FILL_VERIFY:
 		o->be->verify(o->state, emit_list, return_value);

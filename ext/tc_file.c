@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "tc_file.h"
+#include "tc_lease.h"
 
 /* ------------------------------------------------------------- options */
 
@@ -39,6 +40,7 @@ static const tc_option_spec file_options[] = {
 	{"durability", TC_OPT_STRING, offsetof(tc_file_config, durability), 0, 0, 0},
 	{"fsync_interval", TC_OPT_SECONDS, offsetof(tc_file_config, fsync_interval), 0, 0, 0},
 	{"lock_timeout", TC_OPT_SECONDS, offsetof(tc_file_config, lock_timeout), 0, 0, 0},
+	TC_STALE_OPTION_ROWS(tc_file_config, stale),
 	/* Zend_Cache_Backend_File / Cm_Cache_Backend_File options that no
 	 * longer apply: no file per entry, every record checksummed, always
 	 * locked, metadata inside the records, modes always set explicitly. */
@@ -72,6 +74,7 @@ static void file_defaults(void *config)
 	snprintf(c->durability, sizeof(c->durability), "never");
 	c->fsync_interval = 1.0;
 	c->lock_timeout = 5.0;
+	tc_stale_defaults(&c->stale);
 }
 
 static int file_open(void **state, const void *config, char *err)
@@ -965,4 +968,6 @@ const tc_backend tc_backend_file = {
 	.failure = NULL, /* no connection to lose */
 	.rshutdown = tc_file_release_held,
 	.minfo = file_minfo,
+	.stale_opts = tc_file_stale_opts,
+	.lease_home = tc_file_lease_home,
 };

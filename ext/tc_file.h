@@ -251,7 +251,12 @@ typedef struct {
 	char durability[TC_OPT_STRMAX];
 	double fsync_interval;
 	double lock_timeout;
+	tc_stale_opts stale;  /* serve_stale, rebuild_timeout, early_rebuild */
 } tc_file_config;
+
+/* tc_file_stale.c: the stampede hooks (issue 14) */
+const tc_stale_opts *tc_file_stale_opts(const void *config);
+int tc_file_lease_home(void *st, char *path, size_t n, int *mode);
 
 #define TCF_H(x, r)   ((x)->heap + (size_t)(r) * TCF_UNIT)
 #define TCF_LOGENT_C(h, n) (&(h)->logs[(n) % TCF_MAXLOGS])

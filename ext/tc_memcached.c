@@ -158,13 +158,7 @@ static int mc_open(void **state, const void *config, char *err)
 		goto fail;
 	}
 	r = TC_ERR_CONFIG;
-	if (!strcasecmp(st->cfg.on_error, "miss")) {
-		st->on_error = TCM_ON_ERROR_MISS;
-	} else if (!strcasecmp(st->cfg.on_error, "exception") || !strcasecmp(st->cfg.on_error, "throw")) {
-		st->on_error = TCM_ON_ERROR_EXCEPTION;
-	} else {
-		snprintf(err, TC_ERRBUF, "Option \"on_error\" must be \"miss\" or \"exception\", \"%.100s\" given",
-		         st->cfg.on_error);
+	if (tc_on_error_parse(st->cfg.on_error, &st->on_error, err) != 0) {
 		goto fail;
 	}
 	if (strlen(st->cfg.prefix) > PREFIX_MAX) {

@@ -16,16 +16,17 @@
 #include <stdint.h>
 #include <libmemcached/memcached.h>
 #include "tc_backend.h"
+#include "tc_net.h"
 
 #define TCM_SERVERS_MAX 64
 #define TCM_KEY_MAX     250      /* memcached's key length limit */
 #define TCM_GROUP_MAX   16       /* "g<number>": a key that maps to one server */
 
-#define TCM_ON_ERROR_MISS      0
-#define TCM_ON_ERROR_EXCEPTION 1
+#define TCM_ON_ERROR_MISS      TC_ON_ERROR_MISS       /* on_error (tc_net.h) */
+#define TCM_ON_ERROR_EXCEPTION TC_ON_ERROR_EXCEPTION
 
 typedef struct {
-	char servers[TC_OPT_STRMAX];   /* "host:port:weight,..." (TC_OPT_SERVERS) */
+	char servers[TC_OPT_STRMAX];   /* addresses (tc_net.h), TC_OPT_SERVERS */
 	int64_t port;                  /* for a server given without one */
 	char persistent[TC_OPT_STRMAX];
 	double timeout;                /* connect timeout, s */

@@ -72,127 +72,15 @@ void tcm_conn_shutdown(void)
 
 /* ---------------------------------------------------------- server list */
 
-typedef struct {
-	char host[512];
-	int port;
-	uint32_t weight;
-	int unix_socket;
-} server_t;
-
-/* "host", "host:port", "host:port:weight", "[::1]:port:weight", "/path" */
-static int parse_one(const char *s, size_t n, int default_port, server_t *sv, char *err)
+/* The server list, in the grammar of tc_net.h. */
+static int parse_servers(const tcm_config *c, tc_addr *out, int max, char *err)
 {
-	char buf[512];
-	char *p, *colon, *end;
-	long v;
-
-	memset(sv, 0, sizeof(*sv));
-	sv->port = default_port;
-	sv->weight = 1;
-	if (n >= sizeof(buf)) {
-		snprintf(err, TC_ERRBUF, "Option \"servers\": a server address is too long");
-		return -1;
-	}
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	p = buf;
-	if (strncasecmp(p, "tcp://", 6) == 0) {
-		p += 6;
-	} else if (strncasecmp(p, "unix://", 7) == 0) {
-		p += 7;
-	}
-	if (p[0] == '/') {
-		if (strlen(p) >= sizeof(sv->host)) {
-			snprintf(err, TC_ERRBUF, "Option \"servers\": a unix socket path is too long");
-			return -1;
-		}
-		strcpy(sv->host, p);
-		sv->unix_socket = 1;
-		return 0;
-	}
-	if (p[0] == '[') {
-		end = strchr(p, ']');
-		if (!end) {
-			snprintf(err, TC_ERRBUF, "Option \"servers\": \"%.100s\" lacks a ]", buf);
-			return -1;
-		}
-		*end = '\0';
-		snprintf(sv->host, sizeof(sv->host), "%s", p + 1);
-		p = end + 1;
-		colon = *p == ':' ? p : NULL;
-		if (*p && !colon) {
-			snprintf(err, TC_ERRBUF, "Option \"servers\": \"%.100s\" is not host:port:weight", buf);
-			return -1;
-		}
-	} else {
-		colon = strchr(p, ':');
-		if (colon) {
-			*colon = '\0';
-		}
-		snprintf(sv->host, sizeof(sv->host), "%s", p);
-		if (colon) {
-			*colon = ':';
-		}
-	}
-	if (!sv->host[0]) {
-		snprintf(err, TC_ERRBUF, "Option \"servers\": a server without a host in \"%.100s\"", buf);
-		return -1;
-	}
-	if (colon) {
-		v = strtol(colon + 1, &end, 10);
-		if (end == colon + 1 || v < 1 || v > 65535 || (*end && *end != ':')) {
-			snprintf(err, TC_ERRBUF, "Option \"servers\": bad port in \"%.100s\"", buf);
-			return -1;
-		}
-		sv->port = (int)v;
-		if (*end == ':') {
-			char *w = end + 1;
-
-			v = strtol(w, &end, 10);
-			if (end == w || v < 0 || v > 1000000 || *end) {
-				snprintf(err, TC_ERRBUF, "Option \"servers\": bad weight in \"%.100s\"", buf);
-				return -1;
-			}
-			sv->weight = (uint32_t)(v ? v : 1);
-		}
-	}
-	return 0;
-}
-
-/* Servers separated by commas, semicolons or blanks. */
-static int parse_servers(const tcm_config *c, server_t *out, int max, char *err)
-{
-	const char *s = c->servers;
-	int n = 0;
-
-	while (*s) {
-		size_t len = strcspn(s, ", ;\t\r\n");
-
-		if (len) {
-			if (n == max) {
-				snprintf(err, TC_ERRBUF, "Option \"servers\": at most %d servers", max);
-				return -1;
-			}
-			if (parse_one(s, len, (int)c->port, &out[n], err) != 0) {
-				return -1;
-			}
-			n++;
-		}
-		s += len;
-		if (*s) {
-			s++;
-		}
-	}
-	if (n == 0) {
-		snprintf(err, TC_ERRBUF, "Option \"servers\" names no server");
-		return -1;
-	}
-	return n;
+	return tc_addr_parse("servers", c->servers, (int)c->port, out, max, err);
 }
 
 int tcm_check_servers(const tcm_config *c, char *err)
 {
-	server_t sv[TCM_SERVERS_MAX];
+	tc_addr sv[TCM_SERVERS_MAX];
 
 	return parse_servers(c, sv, TCM_SERVERS_MAX, err) < 0 ? TC_ERR_CONFIG : TC_OK;
 }
@@ -234,7 +122,7 @@ static int find_groups(tcm_conn *cn)
 
 static tcm_conn *conn_new(tcm_state *st, char *err)
 {
-	server_t sv[TCM_SERVERS_MAX];
+	tc_addr sv[TCM_SERVERS_MAX];
 	tcm_conn *cn;
 	int n, i;
 
@@ -266,12 +154,15 @@ static tcm_conn *conn_new(tcm_state *st, char *err)
 		memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
 	}
 	for (i = 0; i < n; i++) {
-		memcached_return_t rc = sv[i].unix_socket
-			? memcached_server_add_unix_socket_with_weight(cn->mc, sv[i].host, sv[i].weight)
+		memcached_return_t rc = sv[i].path[0]
+			? memcached_server_add_unix_socket_with_weight(cn->mc, sv[i].path, sv[i].weight)
 			: memcached_server_add_with_weight(cn->mc, sv[i].host, (in_port_t)sv[i].port, sv[i].weight);
 
 		if (memcached_failed(rc)) {
-			snprintf(err, TC_ERRBUF, "Option \"servers\": cannot add %.200s: %s", sv[i].host, memcached_strerror(cn->mc, rc));
+			char name[TC_ADDR_NAME_MAX];
+
+			tc_addr_name(&sv[i], name, sizeof(name));
+			snprintf(err, TC_ERRBUF, "Option \"servers\": cannot add %.200s: %s", name, memcached_strerror(cn->mc, rc));
 			memcached_free(cn->mc);
 			free(cn);
 			return NULL;

@@ -14,6 +14,7 @@
 #include "zend_smart_str.h"
 #include "zend_exceptions.h"
 #include "php_tagcache.h"
+#include "tc_net.h"
 
 static zend_result bad(const char *name, const char *what)
 {
@@ -173,36 +174,53 @@ static zval *server_part(HashTable *ht, const char *name, zend_ulong pos)
 	return v ? v : zend_hash_index_find_deref(ht, pos);
 }
 
-/* One server: "host:port" or "host:port:weight" from an array. */
+/* A port or weight of a server array as a number: 0 when absent or empty,
+ * -1 when it is no number. */
+static long server_num(zval *v)
+{
+	zend_long l;
+
+	if (!v || Z_TYPE_P(v) == IS_NULL || (Z_TYPE_P(v) == IS_STRING && Z_STRLEN_P(v) == 0)) {
+		return 0;
+	}
+	if (Z_TYPE_P(v) == IS_LONG) {
+		l = Z_LVAL_P(v);
+	} else if (Z_TYPE_P(v) != IS_STRING || !is_numeric_string(Z_STRVAL_P(v), Z_STRLEN_P(v), &l, NULL, 0)) {
+		return -1;
+	}
+	return l < 0 || l > TC_ADDR_WEIGHT_MAX ? -1 : (long)l;
+}
+
+/* One server from an array, written in the address grammar (tc_net.h):
+ * "host:port:weight", "[v6]:port" or a socket path. NULL when the host is
+ * missing or a part is no number. */
 static zend_string *server_of(HashTable *ht)
 {
 	zval *host = server_part(ht, "host", 0), *port = server_part(ht, "port", 1), *weight = server_part(ht, "weight", 2);
-	zend_string *h, *r;
+	long p = server_num(port), w = server_num(weight);
+	char buf[TC_ADDR_HOST_MAX + 32];
+	zend_string *h;
+	int n;
 
-	if (!host || Z_TYPE_P(host) == IS_ARRAY) {
+	if (!host || (Z_TYPE_P(host) != IS_STRING && Z_TYPE_P(host) != IS_LONG) || p < 0 || w < 0) {
 		return NULL;
 	}
 	h = zval_get_string(host);
-	if (port && Z_TYPE_P(port) != IS_ARRAY && !(Z_TYPE_P(port) == IS_STRING && Z_STRLEN_P(port) == 0)) {
-		zend_string *ps = zval_get_string(port);
+	n = tc_addr_format(ZSTR_VAL(h), p, p > 0 ? w : 0, buf, sizeof(buf));
+	zend_string_release(h);
+	return n < 0 ? NULL : zend_string_init(buf, (size_t)n, 0);
+}
 
-		if (weight && Z_TYPE_P(weight) != IS_ARRAY && !(Z_TYPE_P(weight) == IS_STRING && Z_STRLEN_P(weight) == 0)) {
-			zend_string *ws = zval_get_string(weight);
+/* [host, port] or [host, port, weight]: a list of two or three scalars
+ * whose second is a number (a list of addresses holds strings only). */
+static bool one_positional(HashTable *ht)
+{
+	zval *h = zend_hash_index_find_deref(ht, 0), *p = zend_hash_index_find_deref(ht, 1);
+	uint32_t n = zend_hash_num_elements(ht);
 
-			r = strpbrk(ZSTR_VAL(h), ":") && ZSTR_VAL(h)[0] != '['
-				? zend_strpprintf(0, "[%s]:%s:%s", ZSTR_VAL(h), ZSTR_VAL(ps), ZSTR_VAL(ws))
-				: zend_strpprintf(0, "%s:%s:%s", ZSTR_VAL(h), ZSTR_VAL(ps), ZSTR_VAL(ws));
-			zend_string_release(ws);
-		} else {
-			r = strpbrk(ZSTR_VAL(h), ":") && ZSTR_VAL(h)[0] != '['
-				? zend_strpprintf(0, "[%s]:%s", ZSTR_VAL(h), ZSTR_VAL(ps))
-				: zend_strpprintf(0, "%s:%s", ZSTR_VAL(h), ZSTR_VAL(ps));
-		}
-		zend_string_release(ps);
-		zend_string_release(h);
-		return r;
-	}
-	return h;
+	return (n == 2 || n == 3) && h && Z_TYPE_P(h) == IS_STRING && p
+		&& (Z_TYPE_P(p) == IS_LONG || (Z_TYPE_P(p) == IS_STRING && is_numeric_string(Z_STRVAL_P(p), Z_STRLEN_P(p), NULL, NULL, 0) == IS_LONG))
+		&& (n == 2 || zend_hash_index_find_deref(ht, 2));
 }
 
 /* TC_OPT_SERVERS and TC_OPT_MAP given an array: the flattened string in
@@ -215,8 +233,8 @@ static bool flatten(const tc_option_spec *s, HashTable *ht, zend_string **out)
 	zval *v;
 	bool ok = true;
 
-	if (s->type == TC_OPT_SERVERS && (zend_hash_str_exists(ht, "host", 4))) {
-		/* one server as an associative array (Zend allows it) */
+	if (s->type == TC_OPT_SERVERS && (zend_hash_str_exists(ht, "host", 4) || one_positional(ht))) {
+		/* one server as an associative array (Zend allows it) or [host, port(, weight)] */
 		zend_string *one = server_of(ht);
 
 		if (!one) {

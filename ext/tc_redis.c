@@ -31,7 +31,7 @@
 #define LOOPS_MAX 1000000 /* bound on script calls of one clean */
 
 static const tc_option_spec redis_options[] = {
-	{"server", TC_OPT_STRING, offsetof(tcr_config, server), 0, 0, 0},
+	{"server", TC_OPT_SERVERS, offsetof(tcr_config, server), 0, 0, 0},
 	{"port", TC_OPT_INT, offsetof(tcr_config, port), 1, 65535, 0},
 	{"database", TC_OPT_INT, offsetof(tcr_config, database), 0, 1000000, 0},
 	{"username", TC_OPT_STRING, offsetof(tcr_config, username), 0, 0, 0},
@@ -132,12 +132,7 @@ static int redis_open(void **state, const void *config, char *err)
 	memcpy(&st->cfg, c, sizeof(*c));
 	*state = NULL;
 	r = TC_ERR_CONFIG;
-	if (!strcasecmp(c->on_error, "miss")) {
-		st->on_error = TCR_ON_ERROR_MISS;
-	} else if (!strcasecmp(c->on_error, "exception") || !strcasecmp(c->on_error, "throw")) {
-		st->on_error = TCR_ON_ERROR_EXCEPTION;
-	} else {
-		cfg_err(err, "Option \"on_error\" must be \"miss\" or \"exception\", \"%.100s\" given", c->on_error);
+	if (tc_on_error_parse(c->on_error, &st->on_error, err) != 0) {
 		goto fail;
 	}
 	if (!strcasecmp(c->verify_tags, "auto") || !c->verify_tags[0]) {
@@ -175,7 +170,7 @@ static int redis_open(void **state, const void *config, char *err)
 			goto fail;
 		}
 	}
-	st->naddrs = tcr_parse_addrs(c->server, (int)c->port, st->addrs, TCR_ADDRS_MAX, err);
+	st->naddrs = tc_addr_parse("server", c->server, (int)c->port, st->addrs, TCR_ADDRS_MAX, err);
 	if (st->naddrs < 0) {
 		goto fail;
 	}
@@ -201,7 +196,7 @@ static int redis_open(void **state, const void *config, char *err)
 		goto fail;
 	}
 	if (c->load_from_slave[0] && st->mode != TCR_CLUSTER) {
-		st->nreplicas = tcr_parse_addrs(c->load_from_slave, (int)c->port, st->replicas, TCR_ADDRS_MAX, err);
+		st->nreplicas = tc_addr_parse("load_from_slave", c->load_from_slave, (int)c->port, st->replicas, TCR_ADDRS_MAX, err);
 		if (st->nreplicas < 0) {
 			goto fail;
 		}
@@ -1411,6 +1406,7 @@ void tc_redis_minfo(tc_info_fn emit, void *ctx)
 void tc_redis_shutdown(void)
 {
 	tcr_conn_shutdown();
+	tcr_cluster_shutdown();
 	tcr_lua_shutdown();
 }
 

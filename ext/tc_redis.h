@@ -1,13 +1,17 @@
 /*
  * tc_redis.h: the Redis engine's internals (TagCache\Redis).
  *
- *   tc_redis_conn.c   sockets: addresses, connect/auth/select, timeouts,
- *                     retries, the per-process pool (fork-safe), Sentinel,
- *                     the Cluster slot map, bounded reply reading
- *   tc_redis_lua.c    the Lua scripts and EVALSHA (NOSCRIPT reloads them)
- *   tc_redis_cmd.c    key layout, the entry record, shard routing
- *   tc_redis_codec.c  compression (gzip, lz4, zstd) with a size bound
- *   tc_redis.c        the engine: options and the tc_backend operations
+ * A stack, each file calling only those below it:
+ *
+ *   tc_redis.c          the engine: options and the tc_backend operations
+ *   tc_redis_lua.c      the Lua scripts and EVALSHA (NOSCRIPT reloads them)
+ *   tc_redis_cmd.c      key layout, the entry record, shard routing
+ *   tc_redis_sentinel.c the master and the replica: standalone or Sentinel
+ *   tc_redis_cluster.c  the Cluster slot map, MOVED and ASK
+ *   tc_redis_conn.c     sockets: connect/auth/select, timeouts, retries,
+ *                       the per-process pool (fork-safe), bounded replies
+ *   tc_redis_codec.c    compression (gzip, lz4, zstd) with a size bound
+ *   tc_net.c            the address grammar, on_error (shared with memcached)
  *
  * TECHNOTES.md ("Redis") describes the key layout and the scripts.
  */
@@ -19,21 +23,23 @@
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
 #include "tc_backend.h"
+#include "tc_net.h"
 
 #define TCR_SLOTS       16384
 #define TCR_SHARDS_MAX  1024
-#define TCR_HOST_MAX    256
-#define TCR_PATH_MAX    108      /* sun_path */
+#define TCR_HOST_MAX    TC_ADDR_HOST_MAX
 #define TCR_ADDRS_MAX   16       /* servers in a comma list */
 #define TCR_NODES_MAX   64       /* cluster masters */
 #define TCR_HDR         34       /* entry record header, see tc_redis_cmd.c */
 #define TCR_RECORD_VERSION 2
 #define TCR_HASHTAG_MAX 24
 #define TCR_SCORE_SCALE 65536.0  /* a save's score: expire * 65536 + version */
+#define TCR_BUCKET_DIV  16       /* expiry bucket: 1/16 of the time left ... */
+#define TCR_BUCKET_MAX  60       /* ... at most 60 s (tcr_bucket) */
 
-/* on_error */
-#define TCR_ON_ERROR_MISS      0
-#define TCR_ON_ERROR_EXCEPTION 1
+/* on_error (tc_net.h) */
+#define TCR_ON_ERROR_MISS      TC_ON_ERROR_MISS
+#define TCR_ON_ERROR_EXCEPTION TC_ON_ERROR_EXCEPTION
 
 /* verify_tags */
 #define TCR_VERIFY_AUTO 0
@@ -79,12 +85,9 @@ typedef struct {
 	double verify_tags_recheck; /* auto: s between two reads of a server's maxmemory-policy */
 } tcr_config;
 
-/* One server address: host and port, or a unix socket path. */
-typedef struct {
-	char host[TCR_HOST_MAX];
-	int port;
-	char path[TCR_PATH_MAX];
-} tcr_addr;
+/* One server address: host and port, or a unix socket path (tc_net.h;
+ * the weight is not used). */
+typedef tc_addr tcr_addr;
 
 /* One socket to one server. Persistent ones live in a per-process pool and
  * outlive the objects that use them; the others belong to one object. */
@@ -149,12 +152,13 @@ struct tcr_state {
 void tcr_conn_atfork_child(void);  /* tc_backend_redis.atfork_child */
 void tcr_conn_shutdown(void);
 double tcr_now_f(void);
-int tcr_parse_addrs(const char *list, int default_port, tcr_addr *out, int max, char *err);
-void tcr_addr_name(const tcr_addr *a, char *buf, size_t len);
+uint64_t tcr_fnv(uint64_t h, const void *p, size_t n);
 tcr_conn *tcr_conn_get(tcr_state *st, const tcr_addr *a, int db, int sentinel);
 void tcr_conn_release(tcr_state *st, tcr_conn *cn);
 void tcr_conn_drop(tcr_conn *cn);
 int tcr_conn_ready(tcr_state *st, tcr_conn *cn);
+int tcr_conn_ready_ex(tcr_state *st, tcr_conn *cn, int want_role);  /* want_role: check ROLE is master */
+int tcr_conn_live(const tcr_conn *cn);
 redisReply *tcr_conn_cmd(tcr_state *st, tcr_conn *cn, int argc, const char **argv, const size_t *lens);
 int tcr_conn_may_evict(tcr_state *st, tcr_conn *cn);
 int tcr_conn_send(tcr_state *st, tcr_conn *cn, int argc, const char **argv, const size_t *lens);
@@ -164,11 +168,15 @@ int tcr_fail(tcr_state *st, const char *fmt, ...) __attribute__((format(printf, 
 void tcr_log_failure(const char *msg);
 uint32_t tcr_rand(void);
 int tcr_reply_err(tcr_state *st, tcr_conn *cn, redisReply *r, const char *what);
+void tcr_release_all(tcr_state *st);
+
+/* tc_redis_sentinel.c */
 tcr_conn *tcr_master(tcr_state *st);
 tcr_conn *tcr_reader(tcr_state *st);
 void tcr_master_failed(tcr_state *st, tcr_conn *cn);
-void tcr_release_all(tcr_state *st);
-/* cluster */
+
+/* tc_redis_cluster.c */
+void tcr_cluster_shutdown(void);
 int tcr_cluster_init(tcr_state *st);
 tcr_conn *tcr_cluster_node(tcr_state *st, int slot);
 void tcr_cluster_stale(tcr_state *st);

@@ -268,7 +268,10 @@ char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t nt
  * inside one bucket keep one score, so a save with the same tags need not
  * touch its links (tc_redis_lua.c, the save's head). An entry's own TTL
  * and load() go by the exact expire in the record; the id index, links and
- * index key TTLs by the bucket, at most 60 s later. */
+ * index key TTLs by the bucket, at most 60 s later. The numbers are
+ * TCR_BUCKET_DIV and TCR_BUCKET_MAX; the scripts get them from here
+ * (tc_redis_lua.c, script_join()): a touch's new expiry is the stored one
+ * plus the extra lifetime, known only inside its script. */
 int64_t tcr_bucket(int64_t expire, int64_t now)
 {
 	int64_t g;
@@ -276,8 +279,8 @@ int64_t tcr_bucket(int64_t expire, int64_t now)
 	if (expire >= TC_EXPIRE_NEVER) {
 		return expire;
 	}
-	g = expire > now ? (expire - now) / 16 : 0;
-	g = g < 1 ? 1 : g > 60 ? 60 : g;
+	g = expire > now ? (expire - now) / TCR_BUCKET_DIV : 0;
+	g = g < 1 ? 1 : g > TCR_BUCKET_MAX ? TCR_BUCKET_MAX : g;
 	return (expire + g - 1) / g * g;
 }
 

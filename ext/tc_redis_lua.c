@@ -201,14 +201,14 @@ static const char lua_prelude[] =
 "end\n"
 "local function bucket(x, now)\n"
 "  if x >= 9999999999 then return x end\n"
-"  local g = math.max(1, math.min(60, math.floor(math.max(x - now, 0) / 16)))\n"
+"  local g = math.max(1, math.min(BMAX, math.floor(math.max(x - now, 0) / BDIV)))\n"
 "  return math.ceil(x / g) * g\n"
 "end\n"
 "local function ittl(s, now, grace)\n"
 "  return ttl_for(s, now, grace) + 5\n"
 "end\n"
 "local function slack(s, now)\n"
-"  return math.min(60, math.floor(math.max(sec(s) - now, 0) / 16))\n"
+"  return math.min(BMAX, math.floor(math.max(sec(s) - now, 0) / BDIV))\n"
 "end\n"
 "local function settle(k, now, grace)\n"
 "  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
@@ -700,15 +700,21 @@ static struct {
 } scripts[TCR_LUA_COUNT];
 
 /* A script: an optional head, the helpers (or not), the body. */
+/* head, then the prelude behind the bucket rule's numbers (tcr_bucket()'s
+ * TCR_BUCKET_DIV and TCR_BUCKET_MAX: the script's bucket() and slack()
+ * take them from C, not from literals of their own), then the body. */
 static char *script_join(const char *head, int prelude, const char *body)
 {
+	char consts[64];
+	int cl = prelude ? snprintf(consts, sizeof(consts), "local BDIV, BMAX = %d, %d\n", TCR_BUCKET_DIV, TCR_BUCKET_MAX) : 0;
 	size_t hl = head ? strlen(head) : 0, pl = prelude ? sizeof(lua_prelude) - 1 : 0, bl = strlen(body);
-	char *s = malloc(hl + pl + bl + 1);
+	char *s = malloc(hl + (size_t)cl + pl + bl + 1);
 
 	if (s) {
 		memcpy(s, head ? head : "", hl);
-		memcpy(s + hl, prelude ? lua_prelude : "", pl);
-		memcpy(s + hl + pl, body, bl + 1);
+		memcpy(s + hl, consts, (size_t)cl);
+		memcpy(s + hl + cl, prelude ? lua_prelude : "", pl);
+		memcpy(s + hl + cl + pl, body, bl + 1);
 	}
 	return s;
 }

@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include "tc_shm.h"
 #include "tc_hash.h"
+#include "tc_lease.h"
 
 #define SEED_KEY   UINT64_C(0x6b6579)
 #define SEED_TAG   UINT64_C(0x746167)
@@ -677,6 +679,7 @@ static const tc_option_spec shm_options[] = {
 	{"mode", TC_OPT_MODE, offsetof(tc_shm_config, mode), 0, 0, 1},
 	{"lock_timeout", TC_OPT_SECONDS, offsetof(tc_shm_config, lock_timeout), 0, 0, 0},
 	{"automatic_cleaning_factor", TC_OPT_IGNORED, 0, 0, 0, 0},
+	TC_STALE_OPTION_ROWS(tc_shm_config, stale),
 	{NULL, 0, 0, 0, 0, 0}
 };
 
@@ -695,6 +698,7 @@ static void shm_defaults(void *config)
 	c->size = tc_shm_ini_size;
 	c->mode = 0600;
 	c->lock_timeout = 5.0;
+	tc_stale_defaults(&c->stale);
 }
 
 static int shm_open_(void **state, const void *config, char *err)
@@ -1386,6 +1390,25 @@ static int shm_verify(void *st, tc_emit_fn emit, void *ctx)
 	return rc;
 }
 
+static const tc_stale_opts *shm_stale_opts(const void *config)
+{
+	return &((const tc_shm_config *)config)->stale;
+}
+
+/* The segment's lease table (tc_lease.c) is a file beside it: the segment
+ * layout is unchanged, and its mode is the segment's. */
+static int shm_lease_home(void *st, char *path, size_t n, int *mode)
+{
+	tc_shm *s = st;
+	struct stat sb;
+
+	if ((size_t)snprintf(path, n, "%s.lease", s->m->path) >= n) {
+		return TC_ERR;
+	}
+	*mode = stat(s->m->path, &sb) == 0 ? (int)(sb.st_mode & 0666) : 0600;
+	return TC_OK;
+}
+
 static void shm_minfo(tc_info_fn emit, void *ctx)
 {
 	char v[16];
@@ -1418,4 +1441,6 @@ const tc_backend tc_backend_shm = {
 	.rinit = tc_shm_fresh_all,
 	.rshutdown = tc_shm_release_held,
 	.minfo = shm_minfo,
+	.stale_opts = shm_stale_opts,
+	.lease_home = shm_lease_home,
 };

@@ -121,6 +121,7 @@ typedef struct {
 	int64_t max_entries;
 	int mode;
 	double lock_timeout;
+	tc_stale_opts stale;  /* serve_stale, rebuild_timeout, early_rebuild */
 } tc_shm_config;
 
 /* One mapping per segment file per process, shared by every object. */

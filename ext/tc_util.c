@@ -327,15 +327,22 @@ static void pick_stripe(void)
 	tc_stripe_no = (unsigned)getpid() % TC_NSTRIPES;
 }
 
+/* Picks this process's stripe once; a forked child picks again in
+ * tc_util_atfork_child(), which the module's one pthread_atfork() calls
+ * (the C tests, which run without the module, register it themselves). */
 void tc_stripe_init(void)
 {
-	static int atfork_done;
+	static int picked;
 
-	if (!atfork_done) {
-		pthread_atfork(NULL, NULL, pick_stripe);
+	if (!picked) {
 		pick_stripe();
-		atfork_done = 1;
+		picked = 1;
 	}
+}
+
+void tc_util_atfork_child(void)
+{
+	pick_stripe();
 }
 
 void tc_stripes_sum(const tc_stripe *s, uint64_t *hits, uint64_t *misses)

@@ -97,6 +97,9 @@ typedef struct {
 extern unsigned tc_stripe_no;  /* this process's stripe */
 /* Picks this process's stripe, and again in every forked child. */
 void tc_stripe_init(void);
+/* The shared primitives' fork hook (in the child): called by the module's
+ * one pthread_atfork() before the engines' hooks. */
+void tc_util_atfork_child(void);
 void tc_stripes_sum(const tc_stripe *s, uint64_t *hits, uint64_t *misses);
 
 /* ---------------------------------------------------------------- layout */

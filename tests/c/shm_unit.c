@@ -1938,6 +1938,8 @@ int main(int argc, char **argv)
 	int i;
 	pid_t self = getpid();
 
+	/* the module's fork hook would do it: a child picks its own stripe */
+	pthread_atfork(NULL, NULL, tc_util_atfork_child);
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0) {
 			verbose = 1;

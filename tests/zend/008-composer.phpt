@@ -1,5 +1,5 @@
 --TEST--
-Composer (Magento 2): php_src/composer.json is a valid package whose autoload finds every class, installed from a path repository; and the include_path route (use-include-path) finds the pecl-installed copy
+Composer (Magento 2): php_src/composer.json is a valid package whose autoload (PSR-4 for the namespaced classes, PSR-0 for TagCache_Zend_*) finds every class, installed from a path repository; and the include_path route (use-include-path) finds the pecl-installed copy
 --EXTENSIONS--
 tagcache
 --INI--
@@ -37,14 +37,20 @@ foreach ($it as $f) {
     $class = preg_replace('/\.php$/', '', $rel);
     $class = str_starts_with($class, 'TagCache/Zend/') ? str_replace('/', '_', $class) : str_replace('/', '\\', $class);
     $ok = false;
-    foreach ($pkg['autoload']['psr-0'] as $prefix => $dir) {
+    // TagCache_Zend_*: PSR-0 (underscores, as Magento 1's include_path loads them)
+    foreach ($pkg['autoload']['psr-0'] ?? [] as $prefix => $dir) {
         $ok = $ok || (str_starts_with($class, $prefix) && $dir === '');
+    }
+    // namespaced classes: PSR-4, the file is the prefix's directory plus the rest of the name
+    foreach ($pkg['autoload']['psr-4'] ?? [] as $prefix => $dir) {
+        $ok = $ok || (str_starts_with($class, $prefix)
+            && $rel === $dir . str_replace('\\', '/', substr($class, strlen($prefix))) . '.php');
     }
     if (!$ok) {
         $unmapped[] = $class;
     }
 }
-echo 'classes under php_src/TagCache outside the psr-0 prefixes: ', $unmapped ? implode(', ', $unmapped) : 'none', "\n";
+echo 'classes under php_src/TagCache outside the psr-4 and psr-0 prefixes: ', $unmapped ? implode(', ', $unmapped) : 'none', "\n";
 // the top composer.json is PIE's (Debian's Composer 2.5 predates the php-ext schema: checked by hand)
 $pie = json_decode(file_get_contents(tcz_root() . '/composer.json'), true);
 echo 'composer.json for PIE: type ', $pie['type'] ?? '?', ', extension-name ', $pie['php-ext']['extension-name'] ?? '?',
@@ -83,7 +89,7 @@ foreach (glob(sys_get_temp_dir() . '/tcz008.*') ?: [] as $d) {
 ?>
 --EXPECT--
 composer validate php_src/composer.json: valid
-classes under php_src/TagCache outside the psr-0 prefixes: none
+classes under php_src/TagCache outside the psr-4 and psr-0 prefixes: none
 composer.json for PIE: type php-ext, extension-name tagcache (the module is tagcache), php >=8.1
 composer install: ok
 class_exists(TagCache_Zend_Shm): true

@@ -36,6 +36,8 @@
  * @internal
  */
 
+declare(strict_types=1);
+
 namespace TagCache\Psr;
 
 use TagCache\Backend;

@@ -16,6 +16,8 @@
  * interface alike.
  */
 
+declare(strict_types=1);
+
 namespace TagCache\Psr16;
 
 use Psr\SimpleCache\CacheInterface;

@@ -8,6 +8,8 @@
  * methods (getPreviousTags(), setTags()) are there either way.
  */
 
+declare(strict_types=1);
+
 namespace TagCache\Psr6;
 
 if (interface_exists(\Cache\TagInterop\TaggableCacheItemInterface::class)) {

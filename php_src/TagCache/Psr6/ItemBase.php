@@ -8,6 +8,8 @@
  * @internal
  */
 
+declare(strict_types=1);
+
 namespace TagCache\Psr6;
 
 use Psr\Cache\CacheItemInterface;

@@ -21,6 +21,8 @@
  * @internal the class to use is TagAwarePool
  */
 
+declare(strict_types=1);
+
 namespace TagCache\Psr6;
 
 use Psr\Cache\CacheItemInterface;

@@ -9,6 +9,8 @@
  * invalidateTag() and invalidateTags() are there either way.
  */
 
+declare(strict_types=1);
+
 namespace TagCache\Psr6;
 
 if (interface_exists(\Cache\TagInterop\TaggableCacheItemPoolInterface::class)) {

@@ -25,7 +25,10 @@
  * per-call checks beyond what the native method does. The parameters are
  * untyped, as in Zend_Cache_Backend_Interface, so a subclass stays
  * compatible with every ZF1 flavour (zf1, zf1-future, magento/zend-cache);
- * the native method coerces them (Magento 1 passes strings).
+ * the native method coerces them (Magento 1 passes strings). That is why
+ * this file, alone in php_src, has no declare(strict_types=1): it governs
+ * the calls made from here, and strict calls would turn Zend_Cache's loose
+ * arguments ("3600" for a lifetime, 0 for a flag) into TypeErrors.
  */
 
 require_once __DIR__ . '/UnavailableError.php';
@@ -134,6 +137,38 @@ abstract class TagCache_Zend_Backend extends Zend_Cache_Backend implements
         try {
             return $this->_native->save($data, $id, $tags, $specificLifetime);
         } catch (TagCache\Exception | ValueError | TypeError $e) {
+            throw $this->_zendException($e);
+        }
+    }
+
+    /**
+     * The native remember(): one build of $id at a time (see the native
+     * class). What $build throws reaches the caller as it is; only the
+     * native method's own errors become Zend_Cache_Exception.
+     */
+    public function remember($id, $build, $tags = [], $lifetime = false): string
+    {
+        if (!is_callable($build)) {
+            throw $this->_zendException(new TypeError(
+                'TagCache\\AbstractBackend::remember(): Argument #2 ($build) must be a valid callback'));
+        }
+        // a flag, not the exception: an exception held by a variable that
+        // its own trace reaches (through this closure) is a cycle PHP 8.2
+        // does not free at shutdown
+        $fromBuild = false;
+        try {
+            return $this->_native->remember($id, static function () use ($build, &$fromBuild) {
+                try {
+                    return $build();
+                } catch (Throwable $e) {
+                    $fromBuild = true;
+                    throw $e;
+                }
+            }, $tags, $lifetime);
+        } catch (TagCache\Exception | ValueError | TypeError $e) {
+            if ($fromBuild) {
+                throw $e;
+            }
             throw $this->_zendException($e);
         }
     }

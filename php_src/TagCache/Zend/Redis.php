@@ -8,6 +8,8 @@
  * fall back to its file cache.
  */
 
+declare(strict_types=1);
+
 require_once __DIR__ . '/UnavailableError.php';
 TagCache_Zend_UnavailableError::check('TagCache_Zend_Redis', 'TagCache\Redis');
 require_once __DIR__ . '/Backend.php';

@@ -13,6 +13,8 @@
  * PHP error log (error_log()) before it is thrown.
  */
 
+declare(strict_types=1);
+
 class TagCache_Zend_UnavailableError extends Error
 {
     /**

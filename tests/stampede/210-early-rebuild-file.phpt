@@ -1,0 +1,24 @@
+--TEST--
+Stampede (File): early rebuild (xfetch) with the measured rebuild time: one caller rebuilds before expiry, the others get the value
+--EXTENSIONS--
+tagcache
+pcntl
+posix
+--SKIPIF--
+<?php require __DIR__ . '/stampede.inc'; st_skip(); ?>
+--FILE--
+<?php
+require __DIR__ . '/stampede.inc';
+st_scenario_early('file', '210');
+st_cleanup('file', '210');
+?>
+--CLEAN--
+<?php require __DIR__ . '/stampede.inc'; st_cleanup('file', '210'); ?>
+--EXPECT--
+early rebuild off: every load gets the value: ok
+early rebuild off: none counted: ok
+early rebuild on: exactly one load of 32 returns false early: ok
+early rebuild on: counted: ok
+early rebuild alone: a plain miss: ok
+early rebuild alone: exactly one load of 32 returns false early: ok
+early rebuild alone: counted: ok
