@@ -141,8 +141,9 @@ static void file_close(void *state)
  * compaction), so only a writer that stopped inside it (SIGSTOP, a
  * debugger, a cgroup freezer) makes a reader give up; while the same
  * window stays open, later reads of this process give up after a few
- * spins (s->stuck_seq). The sequence is one for the whole index: while a
- * writer is stopped in its window every key is a miss, none waits. */
+ * spins (s->stuck_seq: stripe and value). The sequence is the one of the
+ * id's bucket stripe (TCF_RSEQ): a writer stopped in its window makes only
+ * the keys of that stripe miss, and none waits. */
 #define READ_TRIES 1000
 #define STUCK_TRIES 8
 
@@ -155,6 +156,7 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 	tcf_store *s = f->s;
 	tcf_idx *x;
 	tcf_hdr *H;
+	uint32_t *q;
 	int attempt;
 
 	if (__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE)) {
@@ -166,9 +168,11 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 	}
 	x = &s->ix;
 	H = x->hdr;
+	q = TCF_RSEQ(x, h);
 	tcf_lmap_prune(s);
 	for (attempt = 0;; attempt++) {
-		uint64_t s1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE), off = 0, end = 0, salt = 0;
+		uint32_t s1 = __atomic_load_n(q, __ATOMIC_ACQUIRE);
+		uint64_t off = 0, end = 0, salt = 0;
 		uint32_t i, steps = 0, found = 0, lg = 0, rlen = 0, want_map = 0;
 		int64_t expire = 0, mtime = 0;
 		const unsigned char *rec = NULL;
@@ -176,9 +180,11 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 		tcf_rec r;
 
 		if (s1 & 1) {
-			if (attempt >= READ_TRIES || (s1 == s->stuck_seq && attempt >= STUCK_TRIES)) {
+			uint64_t mark = ((uint64_t)(q - H->rseq) << 32) | s1;
+
+			if (attempt >= READ_TRIES || (mark == s->stuck_seq && attempt >= STUCK_TRIES)) {
 				/* a writer inside its window all this time: a miss */
-				s->stuck_seq = s1;
+				s->stuck_seq = mark;
 				tc_count(&H->stripes[tc_stripe_no].misses);
 				return TC_MISS;
 			}
@@ -243,7 +249,8 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 			}
 			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
 		}
-		if (tc_seq_changed(&H->seq, s1)) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(q, __ATOMIC_RELAXED) != s1) {
 			if (attempt >= READ_TRIES) {
 				tc_count(&H->stripes[tc_stripe_no].misses);
 				return TC_MISS;  /* writers all the time: never stable */
@@ -851,8 +858,10 @@ static int set_expire(tc_file *f, tc_str id, int64_t extra, int force_expired)
 		}
 		tcf_seq_begin(x->hdr);
 		tcf_set_end(x, off + need);
+		tcf_rseq_begin(TCF_RSEQ(x, sl->hash));
 		__atomic_store_n(&sl->expire, e, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->mtime, now, __ATOMIC_RELAXED);
+		tcf_rseq_end(TCF_RSEQ(x, sl->hash));
 		tcf_seq_end(x->hdr);
 		if (e < x->hdr->min_expire) {
 			x->hdr->min_expire = e;

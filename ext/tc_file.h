@@ -38,6 +38,7 @@
 #define TCF_RECMAGIC   0x54434600u   /* "\0FCT" | type in the low byte */
 #define TCF_UNIT       8u            /* index heap unit */
 #define TCF_NCLASSES   120
+#define TCF_RSEQS      1024          /* readers' seqlocks, one per bucket stripe */
 #define TCF_PREFIXMAX  64
 #define TCF_MIN_SIZE   (1024 * 1024)
 
@@ -167,6 +168,14 @@ typedef struct {
 	tcf_logent logs[TCF_MAXLOGS];
 	char pad4[64];
 	tc_stripe stripes[TC_NSTRIPES];
+	/* What lock-free readers check: one sequence per stripe of buckets
+	 * (bucket % TCF_RSEQS), odd while a writer changes that bucket's chain
+	 * or one of its slots. A reader retries only when a change touched
+	 * its own stripe, so a writer inside a window (or preempted in one)
+	 * holds up the readers of 1/1024 of the buckets, not all of them.
+	 * (`seq` above still brackets each writer's batch; readers no longer
+	 * read it.) */
+	uint32_t rseq[TCF_RSEQS];
 } tcf_hdr;
 
 /* Capacities of an index file. */
@@ -303,6 +312,10 @@ int tcf_slot_ok(const tcf_idx *x, uint32_t slot);
 const unsigned char *tcf_slot_record(tcf_store *s, tcf_idx *x, uint32_t slot, tcf_rec *r);
 void tcf_seq_begin(tcf_hdr *h);
 void tcf_seq_end(tcf_hdr *h);
+/* The readers' sequence of the stripe that holds bucket (hash & bmask). */
+#define TCF_RSEQ(x, hash) (&(x)->hdr->rseq[(hash) & (x)->bmask & (TCF_RSEQS - 1)])
+void tcf_rseq_begin(uint32_t *q);
+void tcf_rseq_end(uint32_t *q);
 
 /* A save's reservation: everything the index needs, taken before the
  * record is written, so that publishing cannot fail half-way. */

@@ -52,6 +52,17 @@ void tcf_seq_end(tcf_hdr *h)
 	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
 }
 
+void tcf_rseq_begin(uint32_t *q)
+{
+	__atomic_store_n(q, *q + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void tcf_rseq_end(uint32_t *q)
+{
+	__atomic_store_n(q, *q + 1, __ATOMIC_RELEASE);
+}
+
 /* ---------------------------------------------------------------- layout */
 
 /* Fills the size fields of h for capacities c. -1 if c is out of range. */
@@ -692,6 +703,9 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
 	uint32_t olinks = 0, ontags = 0, j;
 	size_t i;
 
+	uint32_t *q = TCF_RSEQ(x, h);
+
+	tcf_rseq_begin(q);
 	if (r->old) {
 		tcf_account(x, sl->log, -(int64_t)sl->len, -1);
 		olinks = sl->links;
@@ -714,6 +728,7 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
 		__atomic_store_n(&x->buckets[h & x->bmask], r->slot, __ATOMIC_RELEASE);
 		H->entries++;
 	}
+	tcf_rseq_end(q);
 	/* Link the new tags before unlinking the old ones, so that a tag both
 	 * carry never drops to zero members (which would free its record). */
 	sl->links = r->links;
@@ -741,12 +756,15 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
 void tcf_relocate(tcf_idx *x, uint32_t slot, uint32_t log, uint64_t off, uint32_t len)
 {
 	tcf_slot *sl = &x->slots[slot - 1];
+	uint32_t *q = TCF_RSEQ(x, sl->hash);
 
 	tcf_account(x, sl->log, -(int64_t)sl->len, -1);
+	tcf_rseq_begin(q);
 	__atomic_store_n(&sl->log, 0, __ATOMIC_RELAXED);
 	sl->off = off;
 	sl->len = len;
 	__atomic_store_n(&sl->log, log, __ATOMIC_RELEASE);
+	tcf_rseq_end(q);
 	tcf_account(x, log, len, 1);
 }
 
@@ -756,15 +774,9 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 	tcf_hdr *H = x->hdr;
 	tcf_slot *sl = &x->slots[slot - 1];
 	uint32_t *p = &x->buckets[sl->hash & x->bmask], steps = 0, j;
+	uint32_t *q = TCF_RSEQ(x, sl->hash);
 
-	while (*p && *p != slot && *p <= x->nslots && ++steps <= x->nslots) {
-		p = &x->slots[*p - 1].next;
-	}
-	if (*p == slot) {
-		__atomic_store_n(p, sl->next, __ATOMIC_RELEASE);
-	} else {
-		x->tainted = 1;
-	}
+	/* the tags first: readers never look at them */
 	if (sl->ntags) {
 		tcf_link *l = links_of(x, sl);
 
@@ -774,11 +786,21 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 		tcf_hfree(x, sl->links, sl->ntags);
 	}
 	tcf_account(x, sl->log, -(int64_t)sl->len, -1);
+	tcf_rseq_begin(q);
+	while (*p && *p != slot && *p <= x->nslots && ++steps <= x->nslots) {
+		p = &x->slots[*p - 1].next;
+	}
+	if (*p == slot) {
+		__atomic_store_n(p, sl->next, __ATOMIC_RELEASE);
+	} else {
+		x->tainted = 1;
+	}
 	__atomic_store_n(&sl->log, 0, __ATOMIC_RELEASE);
 	sl->hash = 0;
 	sl->links = 0;
 	sl->ntags = 0;
 	sl->next = H->free_slot;
+	tcf_rseq_end(q);
 	H->free_slot = slot;
 	H->entries--;
 }
