@@ -83,7 +83,7 @@ done
 # one failure, and so is a non-zero exit status with no failure counted
 add_counts() {
 	local line f
-	line=$(grep -aE '^[a-z]+: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" | tail -1)
+	line=$(grep -aE '^[a-z-]+: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" | tail -1)
 	if [ -z "$line" ]; then
 		echo "(no summary line: counted as one failure)"
 		total_f=$((total_f + 1))
@@ -94,7 +94,7 @@ add_counts() {
 		echo "(exit status $2 with no failure counted: counted as one failure)"
 		f=1
 	fi
-	total_p=$((total_p + $(echo "$line" | sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/')))
+	total_p=$((total_p + $(echo "$line" | sed -E 's/^[a-z-]+: ([0-9]+) passed.*/\1/')))
 	total_f=$((total_f + f))
 	total_s=$((total_s + $(echo "$line" | sed -E 's/.* ([0-9]+) skipped.*/\1/')))
 }

@@ -50,36 +50,55 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
                     uint64_t *vsum)
 {
 	static tcm_state st;   /* prefix "" */
-	const hint_t *hint;
+	const hint_node *hint;
 	keyset ks, tk;
 	size_t off, nh;
 	uint32_t i;
 	char *buf;
+	rec_t r;
 
+	/* the record as rec_parse() gave it, field for field */
+	memset(&r, 0, sizeof(r));
+	r.codec = rec->codec;
+	r.id_len = rec->id_len;
+	r.ntags = rec->ntags;
+	r.raw_len = rec->raw_len;
+	r.expire = rec->expire;
+	r.mtime = rec->mtime;
+	r.ns = rec->ns;
+	r.id = rec->id;
+	r.tags = rec->tags;
+	r.data = rec->data;
+	r.tags_len = rec->tags_len;
+	r.data_len = rec->data_len;
+	st.cfg.hint_memory = 1 << 20;   /* hints on, as by default */
 	*vsum = 0;
 	memset(&tk, 0, sizeof(tk));
-	hint = hint_find(ekey, eklen);
+	hint = hint_find(&st, ekey, eklen);
 	nh = hint ? hint->ntags : 0;
 	if (keyset_init(&ks, 2 + nh) != 0) {
 		keyset_free(&ks);
 		return TC_ERR;
 	}
 	if (hint) {
-		hint_fill(hint, eklen, &ks, 2);
+		hint_fill(&st, hint, &ks, 2);
 	}
-	if (keyset_init(&tk, rec->ntags) != 0) {
-		keyset_free(&ks);
-		keyset_free(&tk);
-		return TC_ERR;
-	}
-	for (i = 0, off = 0; i < rec->ntags; i++) {
-		uint16_t tl;
+	/* the hint was right when it names the record's tags; else their keys */
+	if (!(hint ? hint_matches(hint, &r) : rec->ntags == 0)) {
+		if (keyset_init(&tk, rec->ntags) != 0) {
+			keyset_free(&ks);
+			keyset_free(&tk);
+			return TC_ERR;
+		}
+		for (i = 0, off = 0; i < rec->ntags; i++) {
+			uint16_t tl;
 
-		memcpy(&tl, rec->tags + off, 2);
-		keyset_put(&tk, i, &st, 't', rec->tags + off + 2, tl);
-		off += 2 + (size_t)tl + 8;
+			memcpy(&tl, rec->tags + off, 2);
+			keyset_put(&tk, i, &st, 't', rec->tags + off + 2, tl);
+			off += 2 + (size_t)tl + 8;
+		}
+		hint_put(&st, ekey, eklen, NULL, rec->ntags, &r);
 	}
-	hint_put(ekey, eklen, &tk, 0, rec->ntags);
 	for (i = 0, off = 0; i < rec->ntags; i++) {
 		uint16_t tl;
 		uint64_t v;
