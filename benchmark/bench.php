@@ -60,15 +60,7 @@ Environment
 TXT;
 
 // ---------------------------------------------------------------- arguments
-$opt = [];
-$cmd = [];
-foreach (array_slice($argv, 1) as $a) {
-    if (preg_match('/^--([a-z0-9-]+)(?:=(.*))?$/', $a, $m)) {
-        $opt[$m[1]] = $m[2] ?? true;
-    } else {
-        $cmd[] = $a;
-    }
-}
+[$opt, $cmd] = Php::args($argv);
 $int = static fn (string $k, ?int $d) => isset($opt[$k]) ? (int)$opt[$k] : $d;
 $list = static fn (string $k, ?array $d) => isset($opt[$k]) && $opt[$k] !== true
     ? array_values(array_filter(array_map('trim', explode(',', (string)$opt[$k])), 'strlen')) : $d;

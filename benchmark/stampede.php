@@ -34,12 +34,7 @@ require __DIR__ . '/lib/autoload.php';
 
 Php::boot(__FILE__, $argv);
 
-$opt = [];
-foreach (array_slice($argv, 1) as $a) {
-    if (preg_match('/^--([a-z0-9-]+)(?:=(.*))?$/', $a, $m)) {
-        $opt[$m[1]] = $m[2] ?? true;
-    }
-}
+[$opt] = Php::args($argv);
 if (isset($opt['help'])) {
     echo "usage: php benchmark/stampede.php [--clients=N] [--seconds=S] [--rebuild-ms=MS] [--think-ms=MS] [--rows=a,b] [--json=FILE]\n";
     exit(0);

@@ -349,6 +349,9 @@ int tcf_check_file(int fd, int mode, const char *what, char *err);
 int tcf_reopen_index(tc_file *f, char *err);
 int tcf_writer_fd(tc_file *f, char *err);
 int tcf_sync(tc_file *f, int force);
+/* pwrite() all of p at off, retrying EINTR; 0, or -1 with errno (ENOSPC
+ * for a write that wrote nothing) */
+int tcf_pwrite_all(int fd, const unsigned char *p, size_t len, uint64_t off);
 uint64_t tcf_boot(void);
 uint32_t tcf_abi(void);
 int tcf_install(tcf_store *s, tcf_idx *nx);

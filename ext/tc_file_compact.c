@@ -42,7 +42,8 @@
 
 #define BATCH 32  /* removals per odd window, so readers get through */
 
-static int write_all(int fd, const unsigned char *p, size_t len, uint64_t off)
+/* pwrite() all of p at off (EINTR retried; a write of 0 bytes is ENOSPC). */
+int tcf_pwrite_all(int fd, const unsigned char *p, size_t len, uint64_t off)
 {
 	while (len) {
 		ssize_t w = pwrite(fd, p, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len, (off_t)off);
@@ -185,11 +186,11 @@ int tcf_append(tc_file *f, const unsigned char *buf, size_t len, uint64_t off, c
 	if (torn && len > 64) {
 		/* test hook: half a record on disk when the process dies */
 		half = len / 2;
-		if (write_all(s->wfd, buf, half, off) == 0) {
+		if (tcf_pwrite_all(s->wfd, buf, half, off) == 0) {
 			tc_crash_point("file_write_torn");
 		}
 	}
-	if (write_all(s->wfd, buf + half, len - half, off + half) != 0 || tcf_sync(f, 0) != 0) {
+	if (tcf_pwrite_all(s->wfd, buf + half, len - half, off + half) != 0 || tcf_sync(f, 0) != 0) {
 		int e = errno;
 
 		if (ftruncate(s->wfd, (off_t)off) != 0) {

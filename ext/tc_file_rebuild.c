@@ -435,27 +435,6 @@ static size_t window_start(const found_log *v, size_t first, size_t n)
 	return k;
 }
 
-static int put_all(int fd, const unsigned char *p, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t w = pwrite(fd, p, len, (off_t)off);
-
-		if (w < 0 && errno == EINTR) {
-			continue;
-		}
-		if (w <= 0) {
-			if (w == 0) {
-				errno = ENOSPC;
-			}
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 /* Merges logs[from..to] into one log that takes the place (and number) of
  * logs[to]: every valid record, in order, re-sealed for its new offset (a
  * damaged one as its key's deletion), then renamed over logs[to], then the
@@ -515,7 +494,7 @@ static int merge_logs(tc_file *f, found_log *logs, size_t from, size_t to, uint3
 				memcpy(rec, b + off, len);
 			}
 			tcf_rec_seal(rec, salt, out);
-			if (put_all(fd, rec, len, out) != 0) {
+			if (tcf_pwrite_all(fd, rec, len, out) != 0) {
 				snprintf(err, TC_ERRBUF, "%.3000s/%s: cannot write: %s", s->dir, tmp, strerror(errno));
 				free(rec);
 				goto fail;

@@ -104,6 +104,26 @@ final class Php
     }
 
     /**
+     * The command line: options `--name[=value]` (true without a value)
+     * and the other words, in order.
+     *
+     * @return array{0: array<string, string|true>, 1: list<string>}
+     */
+    public static function args(array $argv): array
+    {
+        $opt = [];
+        $words = [];
+        foreach (array_slice($argv, 1) as $a) {
+            if (preg_match('/^--([a-z0-9-]+)(?:=(.*))?$/', $a, $m)) {
+                $opt[$m[1]] = $m[2] ?? true;
+            } else {
+                $words[] = $a;
+            }
+        }
+        return [$opt, $words];
+    }
+
+    /**
      * What every entry script does first: run again with the flags it
      * needs, note the owner process (the one that cleans up), no memory
      * limit, every error reported.
