@@ -585,7 +585,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	args_add(&a, H, hl);
 	args_add(&a, id.p, id.len);
 	args_add(&a, rec, reclen);
-	args_add(&a, es, (size_t)snprintf(es, sizeof(es), "%.0f", score));
+	args_add(&a, es, (size_t)i64s(es, (int64_t)score));   /* an integer below 2^53 */
 	args_add(&a, ns, (size_t)i64s(ns, now));
 	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
 	/* the short path keeps links as they are: not when the server may have

@@ -236,10 +236,10 @@ static const char lua_prelude[] =
 "  return false\n"
 "end\n"
 "local function unlink(k, mb, rk, name, now, grace)\n"
-"  local s = redis.call('ZSCORE', k, mb)\n"
-"  if not s then return end\n"
-"  redis.call('ZREM', k, mb)\n"
 "  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 or redis.call('ZREM', k, mb) == 0 or top[1] ~= mb then return end\n"
+"  local s = top[2]\n"
+"  top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
 "  if #top == 0 then\n"
 "    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
 "  elseif tonumber(s) > tonumber(top[2]) then\n"
@@ -330,11 +330,14 @@ static const char lua_save_head[] =
  * Links first, then the entry, then the links of tags it no longer has.
  * The registry also holds each index key's TTL deadline (the id index under
  * the name '', which no tag can have): one ZMSCORE tells which keys need
- * their TTL pushed, so a save usually costs one ZADD per tag.
+ * their TTL pushed, so a save usually costs one ZADD per tag. The score
+ * goes to ZADD as the client's string (ARGV[4]): a Lua number would be
+ * formatted again with %.17g for every link (glibc's printf_fp, a few %
+ * of the server's time in a save).
  */
 static const char lua_save[] =
-"local H, id, rec = ARGV[1], ARGV[2], ARGV[3]\n"
-"local s, now, grace = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+"local H, id, rec, ss = ARGV[1], ARGV[2], ARGV[3], ARGV[4]\n"
+"local s, now, grace = tonumber(ss), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
 "local ek, ik, rk = KEYS[1], KEYS[2], KEYS[3]\n"
 "local oe, om, old = hdr(ek, h0)\n"
 "local n = #ARGV - 7\n"
@@ -346,7 +349,7 @@ static const char lua_save[] =
 "end\n"
 "local rs = redis.call('ZMSCORE', rk, '', unpack(ARGV, 8))\n"
 "local function link(k, name, r)\n"
-"  redis.call('ZADD', k, s, id)\n"
+"  redis.call('ZADD', k, ss, id)\n"
 "  if r and tonumber(r) >= s then return end\n"
 "  if s >= NEVER then\n"
 "    redis.call('PERSIST', k)\n"
