@@ -234,4 +234,5 @@ const tc_journal_ops tc_journal_file = {
 	&tc_backend_file,
 	fj_append,
 	fj_read,
+	NULL,   /* arm: appends come after the write */
 };

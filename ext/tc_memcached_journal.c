@@ -233,4 +233,5 @@ const tc_journal_ops tc_journal_memcached = {
 	&tc_backend_memcached,
 	mj_append,
 	mj_read,
+	NULL,   /* arm: appends come after the write */
 };

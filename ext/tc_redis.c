@@ -224,6 +224,7 @@ static void redis_close(void *sp)
 	free(st->hashtag);
 	free(st->shard_slot);
 	free(st->held);
+	free(st->jarm);
 	memset(&st->cfg, 0, sizeof(st->cfg));   /* no password left in freed memory */
 	free(st);
 }
@@ -329,6 +330,33 @@ static void args_free(args_t *a)
 	free(a->v);
 	free(a->l);
 	memset(a, 0, sizeof(*a));
+}
+
+/* TwoLevel's journal record armed for this write (tc_redis_journal.c):
+ * its three keys go after the script's own keys, its three arguments
+ * after the script's own arguments (TCR_LUA_*_J). */
+static void args_jkeys(args_t *a, const tcr_jarm *j)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		args_add(a, j->key[i], j->klen[i]);
+	}
+}
+
+static void args_jargs(args_t *a, const tcr_jarm *j)
+{
+	args_add(a, j->rec.p, j->rec.len);
+	args_add(a, j->epoch, j->elen);
+	args_add(a, j->keep, j->kplen);
+}
+
+/* a journaled write script succeeded: the record is in the journal */
+static void jarm_done(tcr_state *st)
+{
+	if (st->jarm && st->jarm->done) {
+		*st->jarm->done = 1;
+	}
 }
 
 /* entries one script call removes: unpack() in Redis's Lua has a limit */
@@ -542,7 +570,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 		return TC_ERR;
 	}
 	rec = tcr_record_build(st, data, tags, ntags, score, expire, now, &reclen);
-	args_init(&a, 2 * ntags + 10);
+	args_init(&a, 2 * ntags + 16);
 	/* KEYS: entry, id index, registry, the tags' keys */
 	args_key(&a, st, shard, 'e', id.p, id.len);
 	args_key(&a, st, shard, 'i', NULL, 0);
@@ -550,11 +578,14 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	for (i = 0; i < ntags; i++) {
 		args_key(&a, st, shard, 't', tags[i].p, tags[i].len);
 	}
+	if (st->jarm) {
+		args_jkeys(&a, st->jarm);
+	}
 	hl = tcr_shard_prefix(st, shard, H, sizeof(H));
 	args_add(&a, H, hl);
 	args_add(&a, id.p, id.len);
 	args_add(&a, rec, reclen);
-	args_add(&a, es, (size_t)snprintf(es, sizeof(es), "%.0f", score));
+	args_add(&a, es, (size_t)i64s(es, (int64_t)score));   /* an integer below 2^53 */
 	args_add(&a, ns, (size_t)i64s(ns, now));
 	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
 	/* the short path keeps links as they are: not when the server may have
@@ -563,12 +594,16 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	for (i = 0; i < ntags; i++) {
 		args_add(&a, tags[i].p, tags[i].len);
 	}
+	if (st->jarm) {
+		args_jargs(&a, st->jarm);
+	}
 	if (!rec || a.oom) {
 		free(rec);
 		args_free(&a);
 		return tcr_fail(st, "save: out of memory");
 	}
-	r = tcr_eval(st, shard, TCR_LUA_SAVE, 0, (int)(3 + ntags), a.n, a.v, a.l);
+	r = tcr_eval(st, shard, st->jarm ? TCR_LUA_SAVE_J : TCR_LUA_SAVE, 0, (int)(3 + ntags + (st->jarm ? 3 : 0)),
+	             a.n, a.v, a.l);
 	free(rec);
 	args_free(&a);
 	if (!r) {
@@ -580,6 +615,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	}
 	tcr_reply_free(r);
 	if (ret == TC_OK) {
+		jarm_done(st);
 		st->saves++;
 		if (st->cfg.automatic_cleaning_factor > 0 && rand() % st->cfg.automatic_cleaning_factor == 0) {
 			clean_old(st);
@@ -618,10 +654,10 @@ static int redis_remove(void *sp, tc_str id)
 	char ns[24], gs[24];
 	int shard = tcr_shard_of(st, id.p, id.len);
 	entry_keys k;
-	const char *argv[7];
-	size_t lens[7];
+	const char *argv[13];
+	size_t lens[13];
 	redisReply *r;
-	int ret;
+	int ret, nkeys = 3, argc = 7;
 
 	op_begin(st);
 	entry_args(st, shard, id, &k, argv, lens);
@@ -629,13 +665,34 @@ static int redis_remove(void *sp, tc_str id)
 	lens[5] = (size_t)i64s(ns, now_s());
 	argv[6] = gs;
 	lens[6] = (size_t)i64s(gs, st->cfg.grace);
-	r = tcr_eval(st, shard, TCR_LUA_REMOVE, 0, 3, 7, argv, lens);
+	if (st->jarm) {
+		/* KEYS entry, id index, registry, the journal's 3; ARGV H, id,
+		 * now, grace, the journal's 3 */
+		const tcr_jarm *j = st->jarm;
+
+		memmove(argv + 6, argv + 3, 4 * sizeof(*argv));
+		memmove(lens + 6, lens + 3, 4 * sizeof(*lens));
+		for (nkeys = 0; nkeys < 3; nkeys++) {
+			argv[3 + nkeys] = j->key[nkeys];
+			lens[3 + nkeys] = j->klen[nkeys];
+		}
+		nkeys = 6;
+		argv[10] = j->rec.p;
+		lens[10] = j->rec.len;
+		argv[11] = j->epoch;
+		lens[11] = j->elen;
+		argv[12] = j->keep;
+		lens[12] = j->kplen;
+		argc = 13;
+	}
+	r = tcr_eval(st, shard, st->jarm ? TCR_LUA_REMOVE_J : TCR_LUA_REMOVE, 0, nkeys, argc, argv, lens);
 	if (!r) {
 		return TC_ERR;
 	}
 	if (r->type != REDIS_REPLY_INTEGER) {
 		ret = tcr_reply_err(st, NULL, r, "remove");
 	} else {
+		jarm_done(st);
 		ret = r->integer > 0 ? TC_OK : TC_MISS;
 		st->removes += r->integer > 0;
 	}
@@ -652,9 +709,11 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	size_t i;
 	long loops;
 	int ret = TC_OK, phase;
+	/* TwoLevel's journal record rides in every call (each drops entries) */
+	const tcr_jarm *j = strcmp(mode, "old") ? st->jarm : NULL;
 	args_t a;
 
-	args_init(&a, 2 * ntags + 11);
+	args_init(&a, 2 * ntags + 17);
 	/* KEYS: id index, registry, two working sets, the tags' keys */
 	args_key(&a, st, shard, 'i', NULL, 0);
 	args_key(&a, st, shard, 'T', NULL, 0);
@@ -664,6 +723,9 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
 	for (i = 0; i < ntags; i++) {
 		args_key(&a, st, shard, 't', tags[i].p, tags[i].len);
+	}
+	if (j) {
+		args_jkeys(&a, j);
 	}
 	args_add(&a, H, tcr_shard_prefix(st, shard, H, sizeof(H)));
 	args_add(&a, mode, strlen(mode));
@@ -675,6 +737,9 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	for (i = 0; i < ntags; i++) {
 		args_add(&a, tags[i].p, tags[i].len);
 	}
+	if (j) {
+		args_jargs(&a, j);
+	}
 	if (a.oom) {
 		args_free(&a);
 		return tcr_fail(st, "clean: out of memory");
@@ -684,7 +749,8 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 		long long left;
 
 		a.v[phase] = loops == 0 ? "0" : "1";
-		r = tcr_eval(st, shard, TCR_LUA_CLEAN, 0, (int)(4 + ntags), a.n, a.v, a.l);
+		r = tcr_eval(st, shard, j ? TCR_LUA_CLEAN_J : TCR_LUA_CLEAN, 0, (int)(4 + ntags + (j ? 3 : 0)), a.n, a.v,
+		             a.l);
 		if (!r) {
 			ret = TC_ERR;
 			break;
@@ -696,6 +762,9 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 		}
 		left = r->integer;
 		tcr_reply_free(r);
+		if (j) {
+			jarm_done(st);
+		}
 		if (left <= 0 || (!strcmp(mode, "old") && left < chunk_of(st))) {
 			break;
 		}

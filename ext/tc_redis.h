@@ -115,6 +115,19 @@ enum { TCR_STANDALONE = 0, TCR_SENTINEL, TCR_CLUSTER };
 
 typedef struct tcr_state tcr_state;
 
+/* A TwoLevel journal record armed for the engine's next write
+ * (tc_journal_ops.arm in tc_redis_journal.c): the journal's keys and the
+ * script arguments; *done is set when a write script appended it. */
+typedef struct {
+	char key[3][TC_OPT_STRMAX + 64];   /* seq, log, epoch */
+	size_t klen[3];
+	char epoch[64];
+	char keep[24];
+	size_t elen, kplen;
+	tc_str rec;
+	int *done;
+} tcr_jarm;
+
 struct tcr_state {
 	tcr_config cfg;
 	int mode;
@@ -143,6 +156,7 @@ struct tcr_state {
 	char err[TC_ERRBUF];
 	unsigned long tmp_seq;
 	redisReply *held;        /* a reply kept while PHP callbacks run */
+	tcr_jarm *jarm;          /* TwoLevel: a journal record for the next write, or NULL */
 	char last[TCR_HOST_MAX + 16]; /* the server that gave the last reply, for messages */
 	/* counters of this object */
 	int64_t hits, misses, saves, removes, cleans, errors, reconnects, redirects, noscript, bad_records;
@@ -218,6 +232,13 @@ enum {
 	TCR_LUA_GCTAGS,
 	TCR_LUA_TAGS,     /* getTags: registry names with a valid link */
 	TCR_LUA_VERIFY,
+	/* the writes with TwoLevel's journal append in the same script: 3 more
+	 * KEYS and 3 more ARGV at the ends (tc_redis_journal.c, tcr_jarm) */
+	TCR_LUA_SAVE_J,
+	TCR_LUA_REMOVE_J,
+	TCR_LUA_CLEAN_J,
+	TCR_LUA_JAPPEND,  /* the journal alone: append, read */
+	TCR_LUA_JREAD,
 	TCR_LUA_COUNT
 };
 int tcr_lua_init(void);

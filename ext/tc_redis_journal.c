@@ -1,13 +1,15 @@
 /*
  * tc_redis_journal.c: TwoLevel's invalidation journal in Redis.
  *
- * Three keys on shard 0 (so one cluster slot): <prefix>{ht}Jseq (INCR
- * counter, the seq of the newest record), <prefix>{ht}Jlog (a list of the
- * newest `keep` records, the last one with seq = Jseq) and <prefix>{ht}Jepoch
+ * Three keys on shard 0 (so one cluster slot): <prefix>{ht}J:seq (INCR
+ * counter, the seq of the newest record), <prefix>{ht}J:log (a list of the
+ * newest `keep` records, the last one with seq = J:seq) and <prefix>{ht}J:epoch
  * (a random id, made by the first script that finds none). Both scripts keep
  * the three consistent atomically; a flush, an eviction or a restart
  * without persistence loses the epoch or shortens the list, and a reader
- * sees that as a gap. One EVAL per append and per read.
+ * sees that as a gap. One EVALSHA per append and per read (the scripts are
+ * in tc_redis_lua.c); when the store is TwoLevel's slow level, an append
+ * rides in the write's own script (rj_arm, TCR_LUA_*_J).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -20,26 +22,6 @@
 #include <unistd.h>
 #include "tc_redis.h"
 #include "tc_twolevel.h"
-
-static const char append_lua[] =
-	"local e = redis.call('GET', KEYS[3])\n"
-	"if not e then redis.call('SET', KEYS[3], ARGV[2]); redis.call('DEL', KEYS[2]) end\n"
-	"local s = redis.call('INCR', KEYS[1])\n"
-	"local n = redis.call('RPUSH', KEYS[2], ARGV[1])\n"
-	"local keep = tonumber(ARGV[3])\n"
-	"if n > keep then redis.call('LTRIM', KEYS[2], n - keep, -1) end\n"
-	"return s\n";
-
-/* {epoch, head, gap, records} */
-static const char read_lua[] =
-	"local e = redis.call('GET', KEYS[3])\n"
-	"if not e then e = ARGV[2]; redis.call('SET', KEYS[3], e); redis.call('DEL', KEYS[2]) end\n"
-	"local h = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-	"local since = tonumber(ARGV[1])\n"
-	"if since >= h then return {e, tostring(h), since > h and 1 or 0} end\n"
-	"local n = redis.call('LLEN', KEYS[2])\n"
-	"if since + 1 < h - n + 1 then return {e, tostring(h), 1} end\n"
-	"return {e, tostring(h), 0, redis.call('LRANGE', KEYS[2], n - (h - since), -1)}\n";
 
 static void new_epoch(char *buf, size_t cap)
 {
@@ -60,37 +42,33 @@ static uint64_t epoch_id(const char *p, size_t len)
 	return h ? h : 1;
 }
 
-typedef struct {
-	char seq[TC_OPT_STRMAX + 64], log[TC_OPT_STRMAX + 64], epoch[TC_OPT_STRMAX + 64];
-	size_t lseq, llog, lepoch;
-} jkeys;
-
-static int keys_of(tcr_state *st, jkeys *k)
+static int keys_of(tcr_state *st, tcr_jarm *k)
 {
-	k->lseq = tcr_key(st, 0, 'J', "seq", 3, k->seq, sizeof(k->seq));
-	k->llog = tcr_key(st, 0, 'J', "log", 3, k->log, sizeof(k->log));
-	k->lepoch = tcr_key(st, 0, 'J', "epoch", 5, k->epoch, sizeof(k->epoch));
-	return k->lseq && k->llog && k->lepoch ? TC_OK : TC_ERR;
+	k->klen[0] = tcr_key(st, 0, 'J', "seq", 3, k->key[0], sizeof(k->key[0]));
+	k->klen[1] = tcr_key(st, 0, 'J', "log", 3, k->key[1], sizeof(k->key[1]));
+	k->klen[2] = tcr_key(st, 0, 'J', "epoch", 5, k->key[2], sizeof(k->key[2]));
+	return k->klen[0] && k->klen[1] && k->klen[2] ? TC_OK : TC_ERR;
 }
 
-static redisReply *run(tcr_state *st, const char *script, size_t slen, jkeys *k, const char *a1, size_t l1,
-                       const char *a2, size_t l2, const char *a3, size_t l3)
+/* One of the journal's scripts (EVALSHA, tc_redis_lua.c) on shard 0. */
+static redisReply *run(tcr_state *st, int script, tcr_jarm *k, const char *a1, size_t l1, const char *a2,
+                       size_t l2, const char *a3, size_t l3)
 {
-	const char *argv[9] = {"EVAL", script, "3", k->seq, k->log, k->epoch, a1, a2, a3};
-	size_t lens[9] = {4, slen, 1, k->lseq, k->llog, k->lepoch, l1, l2, l3};
+	const char *argv[6] = {k->key[0], k->key[1], k->key[2], a1, a2, a3};
+	size_t lens[6] = {k->klen[0], k->klen[1], k->klen[2], l1, l2, l3};
 
 	if (st->held) {
 		tcr_reply_free(st->held);
 		st->held = NULL;
 	}
 	st->fail = 0;
-	return tcr_shard_cmd(st, 0, 0, 9, argv, lens);
+	return tcr_eval(st, 0, script, 0, 3, a3 ? 6 : 5, argv, lens);
 }
 
 static int rj_append(void *sp, tc_str rec, int64_t keep)
 {
 	tcr_state *st = sp;
-	jkeys k;
+	tcr_jarm k;
 	char ep[64], kb[32];
 	redisReply *r;
 	int ok;
@@ -100,7 +78,7 @@ static int rj_append(void *sp, tc_str rec, int64_t keep)
 	}
 	new_epoch(ep, sizeof(ep));
 	snprintf(kb, sizeof(kb), "%lld", (long long)keep);
-	r = run(st, append_lua, sizeof(append_lua) - 1, &k, rec.p, rec.len, ep, strlen(ep), kb, strlen(kb));
+	r = run(st, TCR_LUA_JAPPEND, &k, rec.p, rec.len, ep, strlen(ep), kb, strlen(kb));
 	if (!r) {
 		return TC_ERR;
 	}
@@ -115,7 +93,7 @@ static int rj_append(void *sp, tc_str rec, int64_t keep)
 static int rj_read(void *sp, uint64_t since, tc_journal_fn emit, void *ctx, uint64_t *head, uint64_t *epoch)
 {
 	tcr_state *st = sp;
-	jkeys k;
+	tcr_jarm k;
 	char ep[64], sb[32];
 	redisReply *r;
 	int ret = TC_OK;
@@ -126,7 +104,7 @@ static int rj_read(void *sp, uint64_t since, tc_journal_fn emit, void *ctx, uint
 	}
 	new_epoch(ep, sizeof(ep));
 	snprintf(sb, sizeof(sb), "%llu", (unsigned long long)since);
-	r = run(st, read_lua, sizeof(read_lua) - 1, &k, sb, strlen(sb), ep, strlen(ep), "", 0);
+	r = run(st, TCR_LUA_JREAD, &k, sb, strlen(sb), ep, strlen(ep), NULL, 0);
 	if (!r) {
 		return TC_ERR;
 	}
@@ -155,8 +133,45 @@ static int rj_read(void *sp, uint64_t since, tc_journal_fn emit, void *ctx, uint
 	return ret;
 }
 
+/* The next save, remove or clean of this object appends rec in its own
+ * script (TCR_LUA_*_J): when every key is on one shard, the journal's slot
+ * (option shards = 1, the default outside a cluster). Otherwise TC_MISS:
+ * the caller appends after the write. rec NULL: disarm. rec must stay
+ * valid until then. */
+static int rj_arm(void *sp, const tc_str *rec, int64_t keep, int *done)
+{
+	tcr_state *st = sp;
+	tcr_jarm *k;
+
+	free(st->jarm);
+	st->jarm = NULL;
+	if (!rec) {
+		return TC_OK;
+	}
+	*done = 0;
+	if (st->nshards != 1) {
+		return TC_MISS;
+	}
+	k = malloc(sizeof(*k));
+	if (!k) {
+		return TC_ERR;
+	}
+	if (keys_of(st, k) != TC_OK) {
+		free(k);
+		return TC_ERR;
+	}
+	new_epoch(k->epoch, sizeof(k->epoch));
+	k->elen = strlen(k->epoch);
+	k->kplen = (size_t)snprintf(k->keep, sizeof(k->keep), "%lld", (long long)keep);
+	k->rec = *rec;
+	k->done = done;
+	st->jarm = k;
+	return TC_OK;
+}
+
 const tc_journal_ops tc_journal_redis = {
 	&tc_backend_redis,
 	rj_append,
 	rj_read,
+	rj_arm,
 };

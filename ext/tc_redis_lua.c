@@ -236,10 +236,10 @@ static const char lua_prelude[] =
 "  return false\n"
 "end\n"
 "local function unlink(k, mb, rk, name, now, grace)\n"
-"  local s = redis.call('ZSCORE', k, mb)\n"
-"  if not s then return end\n"
-"  redis.call('ZREM', k, mb)\n"
 "  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 or redis.call('ZREM', k, mb) == 0 or top[1] ~= mb then return end\n"
+"  local s = top[2]\n"
+"  top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
 "  if #top == 0 then\n"
 "    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
 "  elseif tonumber(s) > tonumber(top[2]) then\n"
@@ -330,11 +330,14 @@ static const char lua_save_head[] =
  * Links first, then the entry, then the links of tags it no longer has.
  * The registry also holds each index key's TTL deadline (the id index under
  * the name '', which no tag can have): one ZMSCORE tells which keys need
- * their TTL pushed, so a save usually costs one ZADD per tag.
+ * their TTL pushed, so a save usually costs one ZADD per tag. The score
+ * goes to ZADD as the client's string (ARGV[4]): a Lua number would be
+ * formatted again with %.17g for every link (glibc's printf_fp, a few %
+ * of the server's time in a save).
  */
 static const char lua_save[] =
-"local H, id, rec = ARGV[1], ARGV[2], ARGV[3]\n"
-"local s, now, grace = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+"local H, id, rec, ss = ARGV[1], ARGV[2], ARGV[3], ARGV[4]\n"
+"local s, now, grace = tonumber(ss), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
 "local ek, ik, rk = KEYS[1], KEYS[2], KEYS[3]\n"
 "local oe, om, old = hdr(ek, h0)\n"
 "local n = #ARGV - 7\n"
@@ -346,7 +349,7 @@ static const char lua_save[] =
 "end\n"
 "local rs = redis.call('ZMSCORE', rk, '', unpack(ARGV, 8))\n"
 "local function link(k, name, r)\n"
-"  redis.call('ZADD', k, s, id)\n"
+"  redis.call('ZADD', k, ss, id)\n"
 "  if r and tonumber(r) >= s then return end\n"
 "  if s >= NEVER then\n"
 "    redis.call('PERSIST', k)\n"
@@ -693,6 +696,63 @@ static const char lua_verify[] =
 "end\n"
 "return out\n";
 
+/*
+ * TwoLevel's invalidation journal (tc_redis_journal.c): three keys on shard
+ * 0, JK = {seq, log, epoch}, JA = {record, a new epoch id, records kept}.
+ * The append keeps the three consistent: a missing epoch (a flush, an
+ * eviction, a restart that lost it) makes a new one and empties the log.
+ */
+#define LUA_JOURNAL_APPEND \
+"local je = redis.call('GET', JK[3])\n" \
+"if not je then redis.call('SET', JK[3], JA[2]); redis.call('DEL', JK[2]) end\n" \
+"local jseq = redis.call('INCR', JK[1])\n" \
+"local jn = redis.call('RPUSH', JK[2], JA[1])\n" \
+"local jkeep = tonumber(JA[3])\n" \
+"if jn > jkeep then redis.call('LTRIM', JK[2], jn - jkeep, -1) end\n"
+
+/* KEYS: seq, log, epoch; ARGV: record, a new epoch id, records kept */
+static const char lua_jappend[] =
+"local JK, JA = KEYS, ARGV\n"
+LUA_JOURNAL_APPEND
+"return jseq\n";
+
+/* KEYS: seq, log, epoch; ARGV: since, a new epoch id.
+ * {epoch, head, gap, records} */
+static const char lua_jread[] =
+"local e = redis.call('GET', KEYS[3])\n"
+"if not e then e = ARGV[2]; redis.call('SET', KEYS[3], e); redis.call('DEL', KEYS[2]) end\n"
+"local h = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+"local since = tonumber(ARGV[1])\n"
+"if since >= h then return {e, tostring(h), since > h and 1 or 0} end\n"
+"local n = redis.call('LLEN', KEYS[2])\n"
+"if since + 1 < h - n + 1 then return {e, tostring(h), 1} end\n"
+"return {e, tostring(h), 0, redis.call('LRANGE', KEYS[2], n - (h - since), -1)}\n";
+
+/*
+ * The journaled variant of a write (save, remove, clean) when the store is
+ * TwoLevel's slow level: the same script with the journal's three keys at
+ * the end of KEYS and its three arguments at the end of ARGV. The script's
+ * own text runs unchanged inside a function on KEYS and ARGV without them
+ * (locals that shadow the globals), then the record is appended, in the
+ * same atomic step: a process killed after the write cannot leave the
+ * other nodes unaware of it. A write that fails runs no append (a script
+ * error stops it); a clean's first write is still its DEL.
+ */
+static const char lua_jwrap_head[] =
+"local JK, JA, KEYS, ARGV = (function(K, A)\n"
+"  local k, a, jk, ja = {}, {}, {}, {}\n"
+"  for i = 1, #K - 3 do k[i] = K[i] end\n"
+"  for i = 1, #A - 3 do a[i] = A[i] end\n"
+"  for i = 1, 3 do jk[i] = K[#K - 3 + i]; ja[i] = A[#A - 3 + i] end\n"
+"  return jk, ja, k, a\n"
+"end)(KEYS, ARGV)\n"
+"local jres = (function()\n";
+
+static const char lua_jwrap_tail[] =
+"\nend)()\n"
+LUA_JOURNAL_APPEND
+"return jres\n";
+
 static struct {
 	char *body;
 	size_t len;
@@ -703,18 +763,28 @@ static struct {
 /* head, then the prelude behind the bucket rule's numbers (tcr_bucket()'s
  * TCR_BUCKET_DIV and TCR_BUCKET_MAX: the script's bucket() and slack()
  * take them from C, not from literals of their own), then the body. */
-static char *script_join(const char *head, int prelude, const char *body)
+/* journaled: inside lua_jwrap_head and lua_jwrap_tail. */
+static char *script_join(const char *head, int prelude, const char *body, int journaled)
 {
 	char consts[64];
 	int cl = prelude ? snprintf(consts, sizeof(consts), "local BDIV, BMAX = %d, %d\n", TCR_BUCKET_DIV, TCR_BUCKET_MAX) : 0;
 	size_t hl = head ? strlen(head) : 0, pl = prelude ? sizeof(lua_prelude) - 1 : 0, bl = strlen(body);
-	char *s = malloc(hl + (size_t)cl + pl + bl + 1);
+	size_t wh = journaled ? sizeof(lua_jwrap_head) - 1 : 0, wt = journaled ? sizeof(lua_jwrap_tail) - 1 : 0;
+	char *s = malloc(wh + hl + (size_t)cl + pl + bl + wt + 1), *w = s;
 
 	if (s) {
-		memcpy(s, head ? head : "", hl);
-		memcpy(s + hl, consts, (size_t)cl);
-		memcpy(s + hl + cl, prelude ? lua_prelude : "", pl);
-		memcpy(s + hl + cl + pl, body, bl + 1);
+		memcpy(w, lua_jwrap_head, wh);
+		w += wh;
+		memcpy(w, head ? head : "", hl);
+		w += hl;
+		memcpy(w, consts, (size_t)cl);
+		w += cl;
+		memcpy(w, prelude ? lua_prelude : "", pl);
+		w += pl;
+		memcpy(w, body, bl);
+		w += bl;
+		memcpy(w, lua_jwrap_tail, wt);
+		w[wt] = '\0';
 	}
 	return s;
 }
@@ -725,10 +795,16 @@ int tcr_lua_init(void)
 		const char *head;
 		int prelude;
 		const char *body;
+		int journaled;
 	} parts[TCR_LUA_COUNT] = {
-		[TCR_LUA_SAVE] = {lua_save_head, 1, lua_save},
-		[TCR_LUA_REMOVE] = {NULL, 1, lua_remove},
-		[TCR_LUA_CLEAN] = {NULL, 1, lua_clean},
+		[TCR_LUA_SAVE] = {lua_save_head, 1, lua_save, 0},
+		[TCR_LUA_REMOVE] = {NULL, 1, lua_remove, 0},
+		[TCR_LUA_CLEAN] = {NULL, 1, lua_clean, 0},
+		[TCR_LUA_SAVE_J] = {lua_save_head, 1, lua_save, 1},
+		[TCR_LUA_REMOVE_J] = {NULL, 1, lua_remove, 1},
+		[TCR_LUA_CLEAN_J] = {NULL, 1, lua_clean, 1},
+		[TCR_LUA_JAPPEND] = {NULL, 0, lua_jappend, 0},
+		[TCR_LUA_JREAD] = {NULL, 0, lua_jread, 0},
 		[TCR_LUA_IDS] = {NULL, 1, lua_ids},
 		[TCR_LUA_TOUCH] = {NULL, 1, lua_touch},
 		[TCR_LUA_META] = {NULL, 0, lua_meta},
@@ -741,7 +817,7 @@ int tcr_lua_init(void)
 
 	for (i = 0; i < TCR_LUA_COUNT; i++) {
 		if (!scripts[i].body) {
-			scripts[i].body = script_join(parts[i].head, parts[i].prelude, parts[i].body);
+			scripts[i].body = script_join(parts[i].head, parts[i].prelude, parts[i].body, parts[i].journaled);
 			if (!scripts[i].body) {
 				return -1;
 			}
@@ -764,10 +840,11 @@ void tcr_lua_shutdown(void)
 
 /* The most arguments a script call takes: a save or a clean of TC_TAGS_MAX
  * tags sends each tag twice (its key in KEYS, its name in ARGV) plus a few
- * fixed ones. Redis has no argument limit of its own for an authenticated
- * client; the scripts unpack() at most one list of tags (under Lua's 8000
- * C stack slots). */
-#define EVAL_ARGS_MAX (2 * TC_TAGS_MAX + 16)
+ * fixed ones, and TwoLevel's journal 6 more. Redis has no argument limit of
+ * its own for an authenticated client; the scripts unpack() at most one
+ * list of tags (under Lua's 8000 C stack slots; the journaled variants copy
+ * KEYS and ARGV with loops). */
+#define EVAL_ARGS_MAX (2 * TC_TAGS_MAX + 24)
 
 /* EVALSHA script on the shard's node; NOSCRIPT (a restarted or flushed
  * server) loads it and runs it again. argv: nkeys keys, then the args. */

@@ -188,6 +188,43 @@ static int journal(tl_state *s, char kind, int mode, const tc_str *items, size_t
 	return TC_ERR;
 }
 
+/* Arms the slow engine to append the record within its next write (one
+ * atomic step: a process killed in between cannot leave the other nodes
+ * unaware); returns the record, to give to journal_disarm() after the
+ * write, or NULL (no such hook, or earlier records still queued: they go
+ * first, through journal()). *done: whether the write appended it. */
+static char *journal_arm(tl_state *s, char kind, int mode, const tc_str *items, size_t n, int *done)
+{
+	size_t len;
+	char *r;
+	tc_str rec;
+
+	*done = 0;
+	if (!s->j->arm || s->npending || s->pending_all) {
+		return NULL;
+	}
+	r = rec_build(kind, mode, items, n, &len);
+	if (!r) {
+		return NULL;
+	}
+	rec.p = r;
+	rec.len = len;
+	if (s->j->arm(s->sst, &rec, s->keep, done) != TC_OK) {
+		s->j->arm(s->sst, NULL, 0, NULL);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void journal_disarm(tl_state *s, char *r)
+{
+	if (r) {
+		s->j->arm(s->sst, NULL, 0, NULL);
+		free(r);
+	}
+}
+
 /* --------------------------------------------------------------- sync */
 
 typedef struct {
@@ -576,14 +613,17 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	tl_state *s = sp;
 	uint64_t g0 = LD(s->node.n->gen);
 	char ferr[TC_ERRBUF];
-	int r = s->slow->save(s->sst, id, data, tags, ntags, expire, err);
+	int jdone, r;
+	char *jr = journal_arm(s, 'i', 0, &id, 1, &jdone);
 
+	r = s->slow->save(s->sst, id, data, tags, ntags, expire, err);
+	journal_disarm(s, jr);
 	if (r != TC_OK) {
 		/* the slow level refused: whatever it holds, no copy here */
 		s->fast->remove(s->fst, id);
 		return r;
 	}
-	if (journal(s, 'i', 0, &id, 1) != TC_OK) {
+	if (!jdone && journal(s, 'i', 0, &id, 1) != TC_OK) {
 		s->fast->remove(s->fst, id);
 		if (!*err) {
 			snprintf(err, TC_ERRBUF, "TwoLevel: saved, but the invalidation journal could not be written");
@@ -600,14 +640,17 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 static int tl_remove(void *sp, tc_str id)
 {
 	tl_state *s = sp;
-	int r;
+	int jdone, r;
+	char *jr;
 
 	s->fast->remove(s->fst, id);
+	jr = journal_arm(s, 'i', 0, &id, 1, &jdone);
 	r = s->slow->remove(s->sst, id);
+	journal_disarm(s, jr);
 	if (r == TC_ERR) {
 		return r;
 	}
-	if (journal(s, 'i', 0, &id, 1) != TC_OK) {
+	if (!jdone && journal(s, 'i', 0, &id, 1) != TC_OK) {
 		return TC_ERR;
 	}
 	return r;
@@ -617,17 +660,23 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 {
 	tl_state *s = sp;
 	char ferr[TC_ERRBUF];
-	int r;
+	char kind = mode == TC_CLEAN_ALL ? 'a' : 't';
+	int jdone = 0, r;
+	char *jr = NULL;
 
 	ferr[0] = '\0';
 	s->fast->clean(s->fst, mode, tags, ntags, ferr);
+	if (mode != TC_CLEAN_OLD) {
+		jr = journal_arm(s, kind, (int)mode, tags, ntags, &jdone);
+	}
 	r = s->slow->clean(s->sst, mode, tags, ntags, err);
+	journal_disarm(s, jr);
 	if (r == TC_ERR || mode == TC_CLEAN_OLD) {
 		/* old: a fast copy never outlives its slow entry, so every node's
 		 * copies of what expired have expired too */
 		return r;
 	}
-	if (journal(s, mode == TC_CLEAN_ALL ? 'a' : 't', (int)mode, tags, ntags) != TC_OK) {
+	if (!jdone && journal(s, kind, (int)mode, tags, ntags) != TC_OK) {
 		if (!*err) {
 			snprintf(err, TC_ERRBUF, "TwoLevel: cleaned, but the invalidation journal could not be written");
 		}

@@ -34,6 +34,12 @@ typedef struct {
 	 * the caller drops its whole copy). TC_ERR: the slow level failed. */
 	int (*read)(void *st, uint64_t since, tc_journal_fn emit, void *ctx, uint64_t *head,
 	            uint64_t *epoch);
+	/* optional (NULL: none): the engine's next save, remove or clean
+	 * appends rec in the same atomic step as its write, and sets *done to 1
+	 * when it did (left 0: append() it after the write). TC_OK: armed;
+	 * anything else: not armed, append() after. rec NULL disarms (always
+	 * called after the write); rec must stay valid until then. */
+	int (*arm)(void *st, const tc_str *rec, int64_t keep, int *done);
 } tc_journal_ops;
 
 #ifdef HAVE_TAGCACHE_REDIS
