@@ -214,6 +214,10 @@ $cleanup = static function () use (&$runner, $servers, $tmpRoot, &$segments, $op
         }
     }
     rm_tree($tmpRoot);
+    // per-node local levels on tmpfs (Context::shmDir)
+    foreach (glob('/dev/shm/' . basename($tmpRoot) . '-*', GLOB_ONLYDIR) ?: [] as $d) {
+        rm_tree($d);
+    }
     if ($ctx->fileDir !== null) {
         rm_tree($ctx->fileDir);
     }
@@ -224,6 +228,8 @@ $cleanup = static function () use (&$runner, $servers, $tmpRoot, &$segments, $op
         $dir = extension_loaded('tagcache') ? (ini_get('tagcache.shm.dir') ?: '/dev/shm') : '/dev/shm';
         foreach ($segments as $s) {
             @unlink("$dir/tagcache.$s");
+            // TwoLevel's node file beside its fast segment
+            @unlink("$dir/tagcache.$s.twolevel");
         }
     }
 };
@@ -473,6 +479,7 @@ $runner->stop();
 $res['summary'] = Report::summarize($res['ops']);
 $res['ratios'] = Report::ratios($res['ops']);
 $res['goals'] = Goals::evaluate($res['ratios']);
+$res['goals_twolevel'] = Goals::evaluate($res['ratios'], Goals::ROWS_TWOLEVEL);
 $log(sprintf('ops table done in %.0f s', microtime(true) - $t0));
 
 // ------------------------------------------------------------------ latency

@@ -56,7 +56,8 @@ final class Backends
                 'options' => [
                     'slow_backend' => 'Redis',
                     'slow_backend_options' => ['server' => '127.0.0.1', 'port' => '{redis_port}', 'database' => 0],
-                    'fast_backend_options' => ['segment' => '{segment}-twolevel', 'size' => '{size}'],
+                    // one segment per node (--nodes); node 0 is {segment}_tl
+                    'fast_backend_options' => ['segment' => '{segment}_tl{node}', 'size' => '{size}'],
                 ],
             ],
             'tagcache-memcached' => [
@@ -67,17 +68,6 @@ final class Backends
                     'servers' => [['host' => '127.0.0.1', 'port' => '{memcached_port}']],
                     'server' => '127.0.0.1',
                     'port' => '{memcached_port}',
-                ],
-            ],
-            'tagcache-twolevel' => [
-                'class' => 'TagCache\\TwoLevel',
-                'label' => 'TagCache\\TwoLevel (Shm + Redis)',
-                'servers' => ['redis'],
-                'options' => [
-                    'fast' => 'shm',
-                    'fast_options' => ['segment' => '{segment}_tl', 'size' => '{size}'],
-                    'slow' => 'redis',
-                    'slow_options' => ['server' => '127.0.0.1', 'port' => '{redis_port}', 'database' => 0],
                 ],
             ],
         ];
@@ -309,6 +299,19 @@ final class Backends
                     });
             },
         ];
+        $defs['m2-remote-sync'] = [
+            'label' => 'Magento 2 L2 (Cm File /dev/shm + Cm Redis)',
+            'group' => 'optional', 'tags' => true, 'apcu' => false, 'servers' => ['redis'],
+            'requires' => static fn (Context $c): ?string => $redisExt() ?? Zend::setup($c, ['zf1', 'cm-file', 'cm-redis', 'magento']),
+            'create' => static function (Context $c): Adapter {
+                $probe = new RedisProbe($c->redisPort);
+                $dir = $c->shmDir('m2-local');
+                return Zend::adapter(Zend::m2RemoteSync($c, $dir), $c, true,
+                    static fn () => ['bytes' => dir_footprint($dir)['bytes'] + $probe->footprint()['bytes'], 'entries' => null,
+                        'how' => 'allocated blocks of the local directory + Redis used_memory'],
+                    $probe->flush(...));
+            },
+        ];
         return $defs;
     }
 
@@ -340,6 +343,7 @@ final class Backends
             '{memcached_port}' => (string)$c->memcachedPort,
             '{segment}' => $c->shmSegment,
             '{size}' => $c->shmSize,
+            '{node}' => $c->node ? "_n{$c->node}" : '',
         ];
         if (isset($map[$v]) && in_array($v, ['{redis_port}', '{memcached_port}'], true)) {
             return (int)$map[$v];

@@ -24,8 +24,17 @@ final class Goals
         ['tagcache-memcached', 'zend-libmemcached', ['reads' => 0.9, 'writes' => null]],
     ];
 
+    /** Issue 10's Measure note: TwoLevel over Redis against the stores a multi-node shop has. */
+    public const ROWS_TWOLEVEL = [
+        ['tagcache-twolevel', 'cm-redis', ['reads' => 10.0, 'writes' => null, 'cleans' => null]],
+        ['tagcache-twolevel', 'tagcache-redis', ['reads' => null, 'writes' => 1.0, 'cleans' => 1.0]],
+        ['tagcache-twolevel', 'zend-twolevels-apcu-cmredis', ['reads' => 2.0, 'writes' => null, 'cleans' => null]],
+        ['tagcache-twolevel', 'm2-remote-sync', ['reads' => 20.0, 'writes' => null, 'cleans' => null]],
+        ['tagcache-twolevel', 'tagcache-shm', ['reads' => 0.6]],
+    ];
+
     /** @return list<array{mode:string,tagcache:string,peer:string,column:string,goal:?float,ratio:?float,met:?bool}> */
-    public static function evaluate(array $ratios): array
+    public static function evaluate(array $ratios, array $rows = self::ROWS): array
     {
         $by = [];
         $modes = [];
@@ -35,7 +44,7 @@ final class Goals
         }
         $out = [];
         foreach (array_keys($modes ?: ['fork' => true]) as $mode) {
-            foreach (self::ROWS as [$t, $p, $cols]) {
+            foreach ($rows as [$t, $p, $cols]) {
                 foreach ($cols as $k => $goal) {
                     $x = $by[$mode][$t][$p][$k] ?? null;
                     $out[] = ['mode' => $mode, 'tagcache' => $t, 'peer' => $p, 'column' => $k, 'goal' => $goal,
@@ -49,9 +58,16 @@ final class Goals
 
     public static function text(array $ratios): string
     {
-        $s = "\nIssue 15's rows: tagcache / peer in the same run, median over runs, against the goal\n";
+        $s = self::table($ratios, self::ROWS, "Issue 15's rows");
+        $ran = array_filter($ratios, static fn ($r) => $r['tagcache'] === 'tagcache-twolevel');
+        return $ran ? $s . self::table($ratios, self::ROWS_TWOLEVEL, "Issue 10's rows (TwoLevel)") : $s;
+    }
+
+    private static function table(array $ratios, array $rows, string $title): string
+    {
+        $s = "\n$title: tagcache / peer in the same run, median over runs, against the goal\n";
         $s .= "| mode | tagcache / peer | column | ratio | goal | met |\n|---|---|---|---|---|---|\n";
-        foreach (self::evaluate($ratios) as $g) {
+        foreach (self::evaluate($ratios, $rows) as $g) {
             $s .= sprintf(
                 "| %s | %s / %s | %s | %s | %s | %s |\n",
                 $g['mode'],

@@ -16,6 +16,7 @@ final class Zend
                 'zf1' => self::zf1($c),
                 'cm-file' => self::cmFile($c),
                 'cm-redis' => self::cmRedis($c),
+                'magento' => self::magento($c),
             };
             if ($r !== null) {
                 return $r;
@@ -53,6 +54,50 @@ final class Zend
         require_once 'Zend/Cache/Backend.php';
         require_once 'Zend/Cache/Backend/ExtendedInterface.php';
         return null;
+    }
+
+    private static bool $magentoAutoload = false;
+
+    /**
+     * Magento 2's framework classes the L2 peer needs
+     * (Magento\Framework\Cache\Backend\RemoteSynchronizedCache and nothing
+     * else while use_stale_cache is off), loaded from MAGENTO_FRAMEWORK_PATH:
+     * the Framework directory itself, or a magento2 checkout (its
+     * lib/internal/Magento/Framework). Never from the repository.
+     */
+    private static function magento(Context $c): ?string
+    {
+        $cls = 'Magento\\Framework\\Cache\\Backend\\RemoteSynchronizedCache';
+        if (class_exists($cls, false)) {
+            return null;
+        }
+        $p = $c->paths['MAGENTO_FRAMEWORK_PATH'] ?? null;
+        if ($p === null) {
+            return 'MAGENTO_FRAMEWORK_PATH not set (magento2\'s lib/internal/Magento/Framework, or a checkout of magento2)';
+        }
+        $root = null;
+        foreach ([$p, "$p/lib/internal/Magento/Framework", "$p/Magento/Framework"] as $d) {
+            if (is_file("$d/Cache/Backend/RemoteSynchronizedCache.php")) {
+                $root = $d;
+                break;
+            }
+        }
+        if ($root === null) {
+            return "MAGENTO_FRAMEWORK_PATH=$p has no Cache/Backend/RemoteSynchronizedCache.php";
+        }
+        if (!self::$magentoAutoload) {
+            self::$magentoAutoload = true;
+            spl_autoload_register(static function (string $class) use ($root): void {
+                $prefix = 'Magento\\Framework\\';
+                if (str_starts_with($class, $prefix)) {
+                    $f = $root . '/' . str_replace('\\', '/', substr($class, strlen($prefix))) . '.php';
+                    if (is_file($f)) {
+                        require_once $f;
+                    }
+                }
+            });
+        }
+        return class_exists($cls) ? null : "no $cls under $root";
     }
 
     private static function cmFile(Context $c): ?string
@@ -141,6 +186,26 @@ final class Zend
             'slow_backend_custom_naming' => true,
             'slow_backend_autoload' => true,
             'auto_refresh_fast_cache' => false,
+        ]);
+    }
+
+    /**
+     * Magento 2's L2 cache as Adobe recommends it: RemoteSynchronizedCache,
+     * local Cm File on /dev/shm, remote Cm Redis (Magento's own remote class
+     * is a thin subclass of Cm_Cache_Backend_Redis).
+     */
+    public static function m2RemoteSync(Context $c, string $localDir): object
+    {
+        $cls = 'Magento\\Framework\\Cache\\Backend\\RemoteSynchronizedCache';
+        return new $cls([
+            'remote_backend' => 'Cm_Cache_Backend_Redis',
+            'remote_backend_options' => self::cmRedisOptions($c),
+            'remote_backend_custom_naming' => true,
+            'remote_backend_autoload' => true,
+            'local_backend' => 'Cm_Cache_Backend_File',
+            'local_backend_options' => ['cache_dir' => $localDir],
+            'local_backend_custom_naming' => true,
+            'local_backend_autoload' => true,
         ]);
     }
 
