@@ -45,6 +45,17 @@ What runs
   --no-servers         never start redis-server / memcached
   --redis-port=N --memcached-port=N   use a server already listening on
                        127.0.0.1:N instead of starting one (it is flushed!)
+Multi-node modes (instead of the tables above; default backends tagcache-twolevel,
+zend-twolevels-apcu-cmredis, m2-remote-sync; see README "Multi-node")
+  --nodes=N            N nodes (separate processes, each its own local level), --clients
+                       readers each (default 2), node 0 also cleans: reads/s and stale reads
+  --seconds=S          readers read their list over again for S seconds (default 10);
+                       --node-reads=N stops a reader sooner; --clean-every-ms=MS (default 50)
+  --bound=S            staleness bound for counting (default: --max-staleness, else 1)
+  --max-staleness=S    TagCache\TwoLevel's max_staleness (default its own, 1 s)
+  --lag=K              lag mode: K cleans on node 0, the time to the first miss on node 1
+                       (median, p90, worst); --lag-every-ms=MS (default 20), --lag-timeout=S
+                       (default 3 x bound + 2)
 Data and output
   init                 generate the data set and stop (--force to regenerate)
   --seed=N --keys=N --tags=N --lists=N --list-ops=N   data set parameters
@@ -71,6 +82,10 @@ if (isset($opt['help']) || isset($opt['h'])) {
 }
 
 // ---------------------------------------------------------- internal entries
+if (isset($opt['internal-node'])) {
+    Php::$ownerPid = -1;
+    exit(Nodes::node(json_decode((string)file_get_contents($opt['internal-node']), true)));
+}
 if (isset($opt['internal-client'])) {
     Php::$ownerPid = -1;
     $spec = json_decode((string)file_get_contents($opt['internal-client']), true);
@@ -150,7 +165,9 @@ if (isset($opt['list'])) {
     rm_tree($tmpRoot);
     exit(0);
 }
-$backends = $list('backends', null) ?? ($all ? array_keys($defs) : ($smoke ? Backends::serverless() : Backends::DEFAULT_SET));
+$nodesMode = !$smoke && (isset($opt['nodes']) || isset($opt['lag']));
+$backends = $list('backends', null)
+    ?? ($nodesMode ? Nodes::DEFAULT_SET : ($all ? array_keys($defs) : ($smoke ? Backends::serverless() : Backends::DEFAULT_SET)));
 foreach ($backends as $b) {
     if (!isset($defs[$b])) {
         fwrite(STDERR, "unknown backend '$b'; --list shows them\n");
@@ -198,6 +215,14 @@ if (isset($opt['file-dir'])) {
         fwrite(STDERR, "cannot create {$ctx->fileDir}\n");
         exit(2);
     }
+}
+if ($nodesMode) {
+    // segments of their own: node runs make N of them, named after this run
+    $ctx->shmSegment = 'bench_nodes_' . getmypid();
+    $ctx->shmSize = (string)($opt['shm-size'] ?? '64M');
+}
+if (isset($opt['max-staleness'])) {
+    $ctx->maxStaleness = (float)$opt['max-staleness'];
 }
 $segments = [$ctx->shmSegment, $ctx->shmSegment . '_tl'];
 $servers = new Servers($tmpRoot);
@@ -417,6 +442,47 @@ if ($smoke) {
     }
     echo $smokeErrors ? 'SMOKE FAILED: ' . implode(', ', $smokeErrors) . "\n" : "SMOKE OK\n";
     exit($smokeErrors ? 1 : 0);
+}
+
+// ----------------------------------------------------------- multi-node modes
+if ($nodesMode) {
+    $bound = (float)($opt['bound'] ?? $ctx->maxStaleness ?? 1.0);
+    $np = [
+        'nodes' => max(2, $int('nodes', 2)),
+        'clients' => max(1, $int('clients', 2)),
+        'seconds' => max(1.0, (float)($opt['seconds'] ?? 10)),
+        'reads' => max(1, $int('node-reads', 100_000_000)),
+        'clean_every_ms' => max(1.0, (float)($opt['clean-every-ms'] ?? 50)),
+        'bound' => $bound,
+        'lag' => max(1, $int('lag', 1000)),
+        'lag_every_ms' => max(1.0, (float)($opt['lag-every-ms'] ?? 20)),
+        'lag_timeout' => (float)($opt['lag-timeout'] ?? 3 * $bound + 2),
+    ];
+    if ($np['nodes'] * $np['clients'] > min($params['clients'], Truth::MAX_READERS)) {
+        fwrite(STDERR, "more readers (nodes x clients) than op lists: use --lists=N\n");
+        exit(2);
+    }
+    $segments = array_merge($segments, Nodes::segments($ctx, $np['nodes']));
+    $nodeModes = array_values(array_filter([isset($opt['nodes']) ? 'stale' : null, isset($opt['lag']) ? 'lag' : null]));
+    $nodes = new Nodes($ctx, $data, $runner, \Closure::fromCallable($log));
+    $res['meta']['nodes'] = $np;
+    $res['nodes'] = [];
+    foreach ($nodeModes as $nm) {
+        for ($run = 1; $run <= $runs; ++$run) {
+            foreach ($backends as $b) {
+                $log("$nm: $b, run $run of $runs");
+                $r = $nodes->run($nm, $b, $np, $run);
+                $res['nodes'][] = $r;
+                $log("  {$r['status']}" . (isset($r['reason']) ? ": {$r['reason']}" : '') . (isset($r['sum']) ? ' ' . json_encode($r['sum']) : ''));
+            }
+        }
+    }
+    $res['meta']['notes'] = array_slice($res['meta']['notes'], 0, 1);
+    $text = Report::text($res) . Nodes::text($res['nodes'], $np);
+    echo $text;
+    $files = Nodes::write($opt['out'] ?? (__DIR__ . '/results/' . date('Ymd-His') . '-nodes'), $res, $text);
+    echo "\nwritten: ", implode(' ', $files), "\n";
+    exit(array_filter($res['nodes'], static fn ($r) => $r['status'] === 'error') ? 1 : 0);
 }
 
 // ---------------------------------------------------------------- ops table

@@ -93,7 +93,11 @@ final class Backends
                     : (extension_loaded('tagcache') ? "class {$cfg['class']} not in this build" : 'extension tagcache not loaded'),
                 'create' => static function (Context $c) use ($cfg): Adapter {
                     $class = $cfg['class'];
-                    $b = new $class(self::expand($cfg['options'], $c));
+                    $o = self::expand($cfg['options'], $c);
+                    if ($c->maxStaleness !== null && $class === 'TagCache\\TwoLevel') {
+                        $o['max_staleness'] = $c->maxStaleness;
+                    }
+                    $b = new $class($o);
                     $b->setDirectives(['lifetime' => $c->defaultLifetime, 'logging' => false]);
                     return new ZendBackendAdapter($b, true, static function (object $b): ?array {
                         $s = $b->stats();

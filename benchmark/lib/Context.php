@@ -28,6 +28,8 @@ final class Context
      * local Cm File directory; APCu is per node process by itself).
      */
     public int $node = 0;
+    /** --max-staleness: TagCache\TwoLevel's bound (null: its default, 1 s) */
+    public ?float $maxStaleness = null;
 
     public function __construct(?string $tmp = null)
     {
