@@ -459,7 +459,8 @@ if ($nodesMode) {
         'bound' => $bound,
         'lag' => max(1, $int('lag', 1000)),
         'lag_every_ms' => max(1.0, (float)($opt['lag-every-ms'] ?? 20)),
-        'lag_timeout' => (float)($opt['lag-timeout'] ?? 3 * $bound + 2),
+        // a record still hit past the timeout was served beyond the bound: the timeout is at least the bound
+        'lag_timeout' => max($bound, (float)($opt['lag-timeout'] ?? 3 * $bound + 2)),
     ];
     if ($np['nodes'] * $np['clients'] > min($params['clients'], Truth::MAX_READERS)) {
         fwrite(STDERR, "more readers (nodes x clients) than op lists: use --lists=N\n");

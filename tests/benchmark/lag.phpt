@@ -26,12 +26,13 @@ $s = $row['sum'] ?? [];
 echo 'one ok lag row: ', count($r['rows']) === 1 && ($row['mode'] ?? '') === 'lag' && ($row['status'] ?? '') === 'ok' ? 'ok' : 'FAILED ' . json_encode($row), "\n";
 echo 'every clean seen as a miss on node 1: ', ($s['cleans'] ?? 0) === 20 && ($s['seen'] ?? 0) === 20 && ($s['never'] ?? -1) === 0 ? 'ok' : 'FAILED ' . json_encode($s), "\n";
 echo 'median <= p90 <= worst: ', isset($s['median_ms'], $s['p90_ms'], $s['worst_ms']) && $s['median_ms'] <= $s['p90_ms'] && $s['p90_ms'] <= $s['worst_ms'] ? 'ok' : 'FAILED ' . json_encode($s), "\n";
-echo 'the table has the row: ', preg_match('/^\| tagcache-twolevel \| 1 \| 20 \| 20 \| 0 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ok \|$/m', $r['out']) ? 'ok' : "FAILED\n{$r['out']}", "\n";
+echo 'no hit served beyond the bound after a clean: ', ($s['last_hits_beyond_bound'] ?? -1) === 0 && isset($s['last_hit_worst_ms']) ? 'ok' : 'FAILED ' . json_encode($s), "\n";
+echo 'the table has the row: ', preg_match('/^\| tagcache-twolevel \| 1 \| 20 \| 20 \| 0 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| 0 \| ok \|$/m', $r['out']) ? 'ok' : "FAILED\n{$r['out']}", "\n";
 
 // The counter can fail: an hour of allowed staleness, a 0.5 s timeout.
 $r = bench_nodes(['--lag=5', '--lag-every-ms=10', '--max-staleness=3600', '--bound=0.2', '--lag-timeout=0.5']);
 $s = $r['rows'][0]['sum'] ?? [];
-echo 'control: never missed, counted: ', $r['rc'] === 0 && ($s['never'] ?? 0) === 5 && ($s['seen'] ?? -1) === 0 ? 'ok' : "FAILED ({$r['rc']}) " . json_encode($s) . $r['err'], "\n";
+echo 'control: never missed, counted: ', $r['rc'] === 0 && ($s['never'] ?? 0) === 5 && ($s['seen'] ?? -1) === 0 && ($s['last_hits_beyond_bound'] ?? 0) === 5 ? 'ok' : "FAILED ({$r['rc']}) " . json_encode($s) . $r['err'], "\n";
 echo 'no segment left: ', $r['left'] === [] ? 'ok' : 'FAILED ' . implode(' ', $r['left']), "\n";
 ?>
 --EXPECT--
@@ -39,6 +40,7 @@ exit 0: ok
 one ok lag row: ok
 every clean seen as a miss on node 1: ok
 median <= p90 <= worst: ok
+no hit served beyond the bound after a clean: ok
 the table has the row: ok
 control: never missed, counted: ok
 no segment left: ok
