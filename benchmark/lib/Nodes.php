@@ -382,7 +382,9 @@ final class Nodes
             $cns += $t1 - $t;
             ++$nc;
             $fail += $ok ? 0 : 1;
-            foreach ($byTag[$tg] as $i) {
+            // a call that said it failed is never held against the store:
+            // its records stay "in flight" (not judged) until the next call
+            foreach ($ok ? $byTag[$tg] : [] as $i) {
                 $truth->commit($i, $t1);
             }
             foreach ($byTag[$tg] as $i) {
@@ -402,7 +404,9 @@ final class Nodes
             $t = hrtime(true);
             $ok = $fe->save(self::value($gen, $recs[$lo]['data']), $recs[$lo]['key'], $recs[$lo]['tags']);
             $t1 = hrtime(true);
-            $truth->commit($lo, $t1);
+            if ($ok) {
+                $truth->commit($lo, $t1);
+            }
             $wns += $t1 - $t;
             ++$nw;
             $fail += $ok ? 0 : 1;
