@@ -211,6 +211,10 @@ $ctx = new Context($tmpRoot);
 if ($smoke) {
     $ctx->shmSegment = 'bench_smoke_' . getmypid();
     $ctx->shmSize = '16M';
+} else {
+    // a segment of this run's own: two runs at once on one machine (other
+    // builds among them) must not flush, recreate or unlink each other's
+    $ctx->shmSegment = 'bench_' . getmypid();
 }
 if (isset($opt['file-dir'])) {
     $ctx->fileDir = rtrim((string)$opt['file-dir'], '/') . '/tagcache-bench-' . getmypid();
@@ -685,7 +689,7 @@ if ($doGrowth) {
                 }
             }
             $gctx = Context::fromArray($ctx->toArray());
-            $gctx->shmSegment = 'bench_g' . $n;
+            $gctx->shmSegment = 'bench_g' . $n . '_' . getmypid();
             $gctx->shmSize = max(64, (int)ceil($n * 2048 / 1048576)) . 'M';
             $segments[] = $gctx->shmSegment;
             $segments[] = $gctx->shmSegment . '_tl';
