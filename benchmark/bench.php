@@ -30,6 +30,8 @@ What runs
   --smoke              a correctness check and a few hundred ops per backend that
                        needs no server (with --all: every backend); exit 1 on error
   --backends=a,b       choose backends (see --list); --list [--json] shows them and why not
+  --goals              the backends of issue 15's and issue 10's rows (tagcache and the peers
+                       each is measured against), so that the goals table is complete
   --modes=fork,fpm,cli process modes (default fork; --all: fork,fpm; see README)
   --runs=N             runs per measurement, medians reported (default 3)
   --clients=N          concurrent clients (default 4)
@@ -45,6 +47,17 @@ What runs
   --no-servers         never start redis-server / memcached
   --redis-port=N --memcached-port=N   use a server already listening on
                        127.0.0.1:N instead of starting one (it is flushed!)
+Multi-node modes (instead of the tables above; default backends tagcache-twolevel,
+zend-twolevels-apcu-cmredis, m2-remote-sync; see README "Multi-node")
+  --nodes=N            N nodes (separate processes, each its own local level), --clients
+                       readers each (default 2), node 0 also cleans: reads/s and stale reads
+  --seconds=S          readers read their list over again for S seconds (default 10);
+                       --node-reads=N stops a reader sooner; --clean-every-ms=MS (default 50)
+  --bound=S            staleness bound for counting (default: --max-staleness, else 1)
+  --max-staleness=S    TagCache\TwoLevel's max_staleness (default its own, 1 s)
+  --lag=K              lag mode: K cleans on node 0, the time to the first miss on node 1
+                       (median, p90, worst); --lag-every-ms=MS (default 20), --lag-timeout=S
+                       (default 3 x bound + 2)
 Data and output
   init                 generate the data set and stop (--force to regenerate)
   --seed=N --keys=N --tags=N --lists=N --list-ops=N   data set parameters
@@ -71,6 +84,10 @@ if (isset($opt['help']) || isset($opt['h'])) {
 }
 
 // ---------------------------------------------------------- internal entries
+if (isset($opt['internal-node'])) {
+    Php::$ownerPid = -1;
+    exit(Nodes::node(json_decode((string)file_get_contents($opt['internal-node']), true)));
+}
 if (isset($opt['internal-client'])) {
     Php::$ownerPid = -1;
     $spec = json_decode((string)file_get_contents($opt['internal-client']), true);
@@ -150,7 +167,10 @@ if (isset($opt['list'])) {
     rm_tree($tmpRoot);
     exit(0);
 }
-$backends = $list('backends', null) ?? ($all ? array_keys($defs) : ($smoke ? Backends::serverless() : Backends::DEFAULT_SET));
+$nodesMode = !$smoke && (isset($opt['nodes']) || isset($opt['lag']));
+$backends = $list('backends', null)
+    ?? ($nodesMode ? Nodes::DEFAULT_SET : (isset($opt['goals']) ? Goals::backends()
+        : ($all ? array_keys($defs) : ($smoke ? Backends::serverless() : Backends::DEFAULT_SET))));
 foreach ($backends as $b) {
     if (!isset($defs[$b])) {
         fwrite(STDERR, "unknown backend '$b'; --list shows them\n");
@@ -191,6 +211,10 @@ $ctx = new Context($tmpRoot);
 if ($smoke) {
     $ctx->shmSegment = 'bench_smoke_' . getmypid();
     $ctx->shmSize = '16M';
+} else {
+    // a segment of this run's own: two runs at once on one machine (other
+    // builds among them) must not flush, recreate or unlink each other's
+    $ctx->shmSegment = 'bench_' . getmypid();
 }
 if (isset($opt['file-dir'])) {
     $ctx->fileDir = rtrim((string)$opt['file-dir'], '/') . '/tagcache-bench-' . getmypid();
@@ -198,6 +222,14 @@ if (isset($opt['file-dir'])) {
         fwrite(STDERR, "cannot create {$ctx->fileDir}\n");
         exit(2);
     }
+}
+if ($nodesMode) {
+    // segments of their own: node runs make N of them, named after this run
+    $ctx->shmSegment = 'bench_nodes_' . getmypid();
+    $ctx->shmSize = (string)($opt['shm-size'] ?? '64M');
+}
+if (isset($opt['max-staleness'])) {
+    $ctx->maxStaleness = (float)$opt['max-staleness'];
 }
 $segments = [$ctx->shmSegment, $ctx->shmSegment . '_tl'];
 $servers = new Servers($tmpRoot);
@@ -214,6 +246,10 @@ $cleanup = static function () use (&$runner, $servers, $tmpRoot, &$segments, $op
         }
     }
     rm_tree($tmpRoot);
+    // per-node local levels on tmpfs (Context::shmDir)
+    foreach (glob('/dev/shm/' . basename($tmpRoot) . '-*', GLOB_ONLYDIR) ?: [] as $d) {
+        rm_tree($d);
+    }
     if ($ctx->fileDir !== null) {
         rm_tree($ctx->fileDir);
     }
@@ -224,6 +260,8 @@ $cleanup = static function () use (&$runner, $servers, $tmpRoot, &$segments, $op
         $dir = extension_loaded('tagcache') ? (ini_get('tagcache.shm.dir') ?: '/dev/shm') : '/dev/shm';
         foreach ($segments as $s) {
             @unlink("$dir/tagcache.$s");
+            // TwoLevel's node file beside its fast segment
+            @unlink("$dir/tagcache.$s.twolevel");
         }
     }
 };
@@ -413,6 +451,48 @@ if ($smoke) {
     exit($smokeErrors ? 1 : 0);
 }
 
+// ----------------------------------------------------------- multi-node modes
+if ($nodesMode) {
+    $bound = (float)($opt['bound'] ?? $ctx->maxStaleness ?? 1.0);
+    $np = [
+        'nodes' => max(2, $int('nodes', 2)),
+        'clients' => max(1, $int('clients', 2)),
+        'seconds' => max(1.0, (float)($opt['seconds'] ?? 10)),
+        'reads' => max(1, $int('node-reads', 100_000_000)),
+        'clean_every_ms' => max(1.0, (float)($opt['clean-every-ms'] ?? 50)),
+        'bound' => $bound,
+        'lag' => max(1, $int('lag', 1000)),
+        'lag_every_ms' => max(1.0, (float)($opt['lag-every-ms'] ?? 20)),
+        // a record still hit past the timeout was served beyond the bound: the timeout is at least the bound
+        'lag_timeout' => max($bound, (float)($opt['lag-timeout'] ?? 3 * $bound + 2)),
+    ];
+    if ($np['nodes'] * $np['clients'] > min($params['clients'], Truth::MAX_READERS)) {
+        fwrite(STDERR, "more readers (nodes x clients) than op lists: use --lists=N\n");
+        exit(2);
+    }
+    $segments = array_merge($segments, Nodes::segments($ctx, $np['nodes']));
+    $nodeModes = array_values(array_filter([isset($opt['nodes']) ? 'stale' : null, isset($opt['lag']) ? 'lag' : null]));
+    $nodes = new Nodes($ctx, $data, $runner, \Closure::fromCallable($log));
+    $res['meta']['nodes'] = $np;
+    $res['nodes'] = [];
+    foreach ($nodeModes as $nm) {
+        for ($run = 1; $run <= $runs; ++$run) {
+            foreach ($backends as $b) {
+                $log("$nm: $b, run $run of $runs");
+                $r = $nodes->run($nm, $b, $np, $run);
+                $res['nodes'][] = $r;
+                $log("  {$r['status']}" . (isset($r['reason']) ? ": {$r['reason']}" : '') . (isset($r['sum']) ? ' ' . json_encode($r['sum']) : ''));
+            }
+        }
+    }
+    $res['meta']['notes'] = array_slice($res['meta']['notes'], 0, 1);
+    $text = Report::text($res) . Nodes::text($res['nodes'], $np);
+    echo $text;
+    $files = Nodes::write($opt['out'] ?? (__DIR__ . '/results/' . date('Ymd-His') . '-nodes'), $res, $text);
+    echo "\nwritten: ", implode(' ', $files), "\n";
+    exit(array_filter($res['nodes'], static fn ($r) => $r['status'] === 'error') ? 1 : 0);
+}
+
 // ---------------------------------------------------------------- ops table
 $t0 = microtime(true);
 // a progress prefix for long runs (--all): step/total, elapsed, and a rough time left
@@ -472,7 +552,30 @@ for ($run = 1; $run <= $runs; $run++) {
 $runner->stop();
 $res['summary'] = Report::summarize($res['ops']);
 $res['ratios'] = Report::ratios($res['ops']);
+// Long enough? The fastest store's clients must run their lists for over a
+// second (issue 15): the shortest time a client spent inside its calls.
+$short = null;
+foreach ($res['ops'] as $r) {
+    if ($r['status'] !== 'ok') {
+        continue;
+    }
+    foreach ($r['clients'] as $c) {
+        $busy = (($c['read_ns'] ?? 0) + ($c['write_ns'] ?? 0) + ($c['clean_ns'] ?? 0)) / 1e9;
+        if ($short === null || $busy < $short[0]) {
+            $short = [$busy, $r['backend'], $r['mode'], ($r['wall_seconds'] ?? 0)];
+        }
+    }
+}
+if ($short !== null) {
+    $res['meta']['shortest_client'] = ['seconds_in_calls' => $short[0], 'backend' => $short[1], 'mode' => $short[2], 'wall_seconds' => $short[3]];
+    $res['meta']['notes'][] = sprintf('shortest client: %.2f s inside its calls (%s, %s; ops phase wall %.2f s)%s', $short[0], $short[1], $short[2],
+        $short[3], $short[0] < 1 ? ': UNDER 1 s, use longer op lists (--list-ops=N, then --force)' : '');
+    if ($short[0] < 1) {
+        $log(sprintf('warning: %s ran its op list in %.2f s, under a second: use --list-ops=N', $short[1], $short[0]));
+    }
+}
 $res['goals'] = Goals::evaluate($res['ratios']);
+$res['goals_twolevel'] = Goals::evaluate($res['ratios'], Goals::ROWS_TWOLEVEL);
 $log(sprintf('ops table done in %.0f s', microtime(true) - $t0));
 
 // ------------------------------------------------------------------ latency
@@ -586,7 +689,7 @@ if ($doGrowth) {
                 }
             }
             $gctx = Context::fromArray($ctx->toArray());
-            $gctx->shmSegment = 'bench_g' . $n;
+            $gctx->shmSegment = 'bench_g' . $n . '_' . getmypid();
             $gctx->shmSize = max(64, (int)ceil($n * 2048 / 1048576)) . 'M';
             $segments[] = $gctx->shmSegment;
             $segments[] = $gctx->shmSegment . '_tl';
@@ -624,7 +727,7 @@ if ($doGrowth) {
 }
 
 // ------------------------------------------------------------------- report
-$text = Report::text($res) . ($res['ratios'] ? Goals::text($res['ratios']) : '');
+$text = Report::text($res) . ($res['ratios'] ? Goals::text($res['ratios'], $res['summary']) : '');
 echo $text;
 $out = $opt['out'] ?? __DIR__ . '/results/' . date('Ymd-His');
 $files = Report::write($out, $res, $text);

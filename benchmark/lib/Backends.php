@@ -56,7 +56,8 @@ final class Backends
                 'options' => [
                     'slow_backend' => 'Redis',
                     'slow_backend_options' => ['server' => '127.0.0.1', 'port' => '{redis_port}', 'database' => 0],
-                    'fast_backend_options' => ['segment' => '{segment}-twolevel', 'size' => '{size}'],
+                    // one segment per node (--nodes); node 0 is {segment}_tl
+                    'fast_backend_options' => ['segment' => '{segment}_tl{node}', 'size' => '{size}'],
                 ],
             ],
             'tagcache-memcached' => [
@@ -67,17 +68,6 @@ final class Backends
                     'servers' => [['host' => '127.0.0.1', 'port' => '{memcached_port}']],
                     'server' => '127.0.0.1',
                     'port' => '{memcached_port}',
-                ],
-            ],
-            'tagcache-twolevel' => [
-                'class' => 'TagCache\\TwoLevel',
-                'label' => 'TagCache\\TwoLevel (Shm + Redis)',
-                'servers' => ['redis'],
-                'options' => [
-                    'fast' => 'shm',
-                    'fast_options' => ['segment' => '{segment}_tl', 'size' => '{size}'],
-                    'slow' => 'redis',
-                    'slow_options' => ['server' => '127.0.0.1', 'port' => '{redis_port}', 'database' => 0],
                 ],
             ],
         ];
@@ -103,7 +93,11 @@ final class Backends
                     : (extension_loaded('tagcache') ? "class {$cfg['class']} not in this build" : 'extension tagcache not loaded'),
                 'create' => static function (Context $c) use ($cfg): Adapter {
                     $class = $cfg['class'];
-                    $b = new $class(self::expand($cfg['options'], $c));
+                    $o = self::expand($cfg['options'], $c);
+                    if ($c->maxStaleness !== null && $class === 'TagCache\\TwoLevel') {
+                        $o['max_staleness'] = $c->maxStaleness;
+                    }
+                    $b = new $class($o);
                     $b->setDirectives(['lifetime' => $c->defaultLifetime, 'logging' => false]);
                     return new ZendBackendAdapter($b, true, static function (object $b): ?array {
                         $s = $b->stats();
@@ -309,6 +303,19 @@ final class Backends
                     });
             },
         ];
+        $defs['m2-remote-sync'] = [
+            'label' => 'Magento 2 L2 (Cm File /dev/shm + Cm Redis)',
+            'group' => 'optional', 'tags' => true, 'apcu' => false, 'servers' => ['redis'],
+            'requires' => static fn (Context $c): ?string => $redisExt() ?? Zend::setup($c, ['zf1', 'cm-file', 'cm-redis', 'magento']),
+            'create' => static function (Context $c): Adapter {
+                $probe = new RedisProbe($c->redisPort);
+                $dir = $c->shmDir('m2-local');
+                return Zend::adapter(Zend::m2RemoteSync($c, $dir), $c, true,
+                    static fn () => ['bytes' => dir_footprint($dir)['bytes'] + $probe->footprint()['bytes'], 'entries' => null,
+                        'how' => 'allocated blocks of the local directory + Redis used_memory'],
+                    $probe->flush(...));
+            },
+        ];
         return $defs;
     }
 
@@ -340,6 +347,7 @@ final class Backends
             '{memcached_port}' => (string)$c->memcachedPort,
             '{segment}' => $c->shmSegment,
             '{size}' => $c->shmSize,
+            '{node}' => $c->node ? "_n{$c->node}" : '',
         ];
         if (isset($map[$v]) && in_array($v, ['{redis_port}', '{memcached_port}'], true)) {
             return (int)$map[$v];
@@ -349,225 +357,5 @@ final class Backends
             @mkdir($s, 0700, true);
         }
         return $s;
-    }
-}
-
-/** A phpredis connection to our own server, to flush it and read used_memory. */
-final class RedisProbe
-{
-    public \Redis $redis;
-    private int $baseline = 0;
-
-    public function __construct(?int $port)
-    {
-        if ($port === null) {
-            throw new \RuntimeException('no redis-server started (use --all)');
-        }
-        $this->redis = new \Redis();
-        $this->redis->connect('127.0.0.1', $port, 5.0);
-    }
-
-    public function flush(): void
-    {
-        $this->redis->flushDB();
-        $this->baseline = (int)$this->redis->info('memory')['used_memory'];
-    }
-
-    public function footprint(): array
-    {
-        return redis_footprint($this->redis, $this->baseline);
-    }
-}
-
-/** Loading the optional ZF1 / Cm peers from the paths given in the environment. */
-final class Zend
-{
-    private static bool $autoload = false;
-
-    public static function setup(Context $c, array $parts): ?string
-    {
-        foreach ($parts as $part) {
-            $r = match ($part) {
-                'zf1' => self::zf1($c),
-                'cm-file' => self::cmFile($c),
-                'cm-redis' => self::cmRedis($c),
-            };
-            if ($r !== null) {
-                return $r;
-            }
-        }
-        return null;
-    }
-
-    private static function zf1(Context $c): ?string
-    {
-        if (class_exists('Zend_Cache_Backend', false)) {
-            return null;
-        }
-        $p = $c->paths['ZF1_PATH'] ?? null;
-        if ($p === null) {
-            return 'set ZF1_PATH (zf1 or zf1-future library dir)';
-        }
-        $lib = is_dir("$p/library/Zend") ? "$p/library" : $p;
-        if (!is_file("$lib/Zend/Cache/Backend.php")) {
-            return "ZF1_PATH=$p has no Zend/Cache/Backend.php";
-        }
-        set_include_path($lib . PATH_SEPARATOR . get_include_path());
-        if (!self::$autoload) {
-            self::$autoload = true;
-            spl_autoload_register(static function (string $class) use ($lib): void {
-                if (str_starts_with($class, 'Zend_')) {
-                    $f = $lib . '/' . str_replace('_', '/', $class) . '.php';
-                    if (is_file($f)) {
-                        require_once $f;
-                    }
-                }
-            });
-        }
-        require_once 'Zend/Cache.php';
-        require_once 'Zend/Cache/Backend.php';
-        require_once 'Zend/Cache/Backend/ExtendedInterface.php';
-        return null;
-    }
-
-    private static function cmFile(Context $c): ?string
-    {
-        if (class_exists('Cm_Cache_Backend_File', false)) {
-            return null;
-        }
-        $p = $c->paths['CM_CACHE_BACKEND_FILE_PATH'] ?? null;
-        if ($p === null) {
-            return 'set CM_CACHE_BACKEND_FILE_PATH (dir of Cm_Cache_Backend_File)';
-        }
-        foreach ([$p, "$p/File.php", "$p/Cm/Cache/Backend/File.php"] as $f) {
-            if (is_file($f)) {
-                require_once $f;
-                return null;
-            }
-        }
-        return "no File.php under CM_CACHE_BACKEND_FILE_PATH=$p";
-    }
-
-    private static function cmRedis(Context $c): ?string
-    {
-        if (!class_exists('Credis_Client', false)) {
-            $found = false;
-            $cands = [];
-            if (isset($c->paths['CREDIS_PATH'])) {
-                $cands[] = $c->paths['CREDIS_PATH'] . '/Client.php';
-                $cands[] = $c->paths['CREDIS_PATH'];
-            }
-            if (isset($c->paths['CM_CACHE_BACKEND_REDIS_PATH'])) {
-                $cands[] = $c->paths['CM_CACHE_BACKEND_REDIS_PATH'] . '/lib/Credis/Client.php';
-            }
-            foreach ($cands as $f) {
-                if (is_file($f)) {
-                    require_once $f;
-                    $found = true;
-                    break;
-                }
-            }
-            if (!$found) {
-                return 'set CREDIS_PATH (colinmollenhour/credis) or check out Cm_Cache_Backend_Redis with its lib/Credis submodule';
-            }
-        }
-        if (class_exists('Cm_Cache_Backend_Redis', false)) {
-            return null;
-        }
-        $p = $c->paths['CM_CACHE_BACKEND_REDIS_PATH'] ?? null;
-        if ($p === null) {
-            return 'set CM_CACHE_BACKEND_REDIS_PATH (dir of Cm_Cache_Backend_Redis)';
-        }
-        foreach ([$p, "$p/Cm/Cache/Backend/Redis.php", "$p/Redis.php"] as $f) {
-            if (is_file($f)) {
-                require_once $f;
-                return null;
-            }
-        }
-        return "no Cm/Cache/Backend/Redis.php under CM_CACHE_BACKEND_REDIS_PATH=$p";
-    }
-
-    public static function cmFileOptions(string $dir): array
-    {
-        return ['cache_dir' => $dir, 'hashed_directory_level' => 1, 'file_name_prefix' => 'cm'];
-    }
-
-    /** Magento 1's sample local.xml values. */
-    public static function cmRedisOptions(Context $c): array
-    {
-        return [
-            'server' => '127.0.0.1', 'port' => $c->redisPort, 'database' => 0, 'persistent' => '',
-            'force_standalone' => 0, 'connect_retries' => 1, 'read_timeout' => 10,
-            'automatic_cleaning_factor' => 0, 'compress_data' => 1, 'compress_tags' => 1,
-            'compress_threshold' => 20480, 'compression_lib' => 'gzip',
-        ];
-    }
-
-    /** What Mage_Core_Model_Cache builds for <backend>apc</backend> with a slow backend. */
-    public static function twoLevels(string $slow, array $slowOptions): object
-    {
-        return new \Zend_Cache_Backend_TwoLevels([
-            'fast_backend' => 'Zend_Cache_Backend_Apc',
-            'fast_backend_options' => [],
-            'fast_backend_custom_naming' => true,
-            'fast_backend_autoload' => true,
-            'slow_backend' => $slow,
-            'slow_backend_options' => $slowOptions,
-            'slow_backend_custom_naming' => true,
-            'slow_backend_autoload' => true,
-            'auto_refresh_fast_cache' => false,
-        ]);
-    }
-
-    public static function adapter(object $b, Context $c, bool $tags, ?\Closure $footprint = null, ?\Closure $flushExtra = null): Adapter
-    {
-        $b->setDirectives(['lifetime' => $c->defaultLifetime, 'logging' => false]);
-        $a = new ZendBackendAdapter($b, $tags, $footprint ? static fn (object $_) => $footprint() : null);
-        return $flushExtra ? new FlushHook($a, $flushExtra) : $a;
-    }
-}
-
-/** Runs extra work after a backend's own flush (e.g. reset a memory baseline). */
-final class FlushHook implements Adapter
-{
-    public function __construct(private readonly Adapter $a, private readonly \Closure $after)
-    {
-    }
-
-    public function load(string $id, bool $doNotTestCacheValidity = false): string|false
-    {
-        return $this->a->load($id, $doNotTestCacheValidity);
-    }
-
-    public function save(string $data, string $id, array $tags, int|false|null $lifetime): bool
-    {
-        return $this->a->save($data, $id, $tags, $lifetime);
-    }
-
-    public function remove(string $id): bool
-    {
-        return $this->a->remove($id);
-    }
-
-    public function cleanAnyTags(array $tags): bool
-    {
-        return $this->a->cleanAnyTags($tags);
-    }
-
-    public function flush(): bool
-    {
-        $ok = $this->a->flush();
-        ($this->after)();
-        return $ok;
-    }
-
-    public function supportsTags(): bool
-    {
-        return $this->a->supportsTags();
-    }
-
-    public function footprint(): ?array
-    {
-        return $this->a->footprint();
     }
 }
