@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "tc_hash.h"
 #include "tc_twolevel.h"
 
 #define TL_PENDING 64
@@ -72,18 +73,25 @@ static int64_t real_ms(void)
 
 /* ------------------------------------------------------------ records */
 
-/* [kind][clean mode][8 bytes: unix ms][id | (u16 len, name)...] */
+/* [kind][clean mode][8 bytes: unix ms][id | (u16 len, name)...]: kinds
+ * 'i', 't', 'a' (earlier builds; still applied). This build writes 'I',
+ * 'T', 'A': the same with [8 bytes: node id][8 bytes: nonce] after the
+ * time, so a node knows its own records (and, for a save, mode REC_SAVE,
+ * which one its fast copy came from). */
 #define REC_HDR 10
+#define REC_HDR2 26
+#define REC_SAVE 's'
 
-static char *rec_build(char kind, int mode, const tc_str *items, size_t n, size_t *outlen)
+static char *rec_build(char kind, int mode, const tc_str *items, size_t n, uint64_t node, uint64_t nonce,
+                       size_t *outlen)
 {
-	size_t len = REC_HDR, i;
+	size_t len = REC_HDR2, i;
 	char *r, *w;
 	int64_t ms = real_ms();
 
-	if (kind == 'i') {
+	if (kind == 'I') {
 		len += items[0].len;
-	} else if (kind == 't') {
+	} else if (kind == 'T') {
 		for (i = 0; i < n; i++) {
 			len += 2 + items[i].len;
 		}
@@ -95,10 +103,12 @@ static char *rec_build(char kind, int mode, const tc_str *items, size_t n, size_
 	r[0] = kind;
 	r[1] = (char)mode;
 	memcpy(r + 2, &ms, 8);
-	w = r + REC_HDR;
-	if (kind == 'i') {
+	memcpy(r + 10, &node, 8);
+	memcpy(r + 18, &nonce, 8);
+	w = r + REC_HDR2;
+	if (kind == 'I') {
 		memcpy(w, items[0].p, items[0].len);
-	} else if (kind == 't') {
+	} else if (kind == 'T') {
 		for (i = 0; i < n; i++) {
 			uint16_t l = (uint16_t)items[i].len;
 
@@ -127,7 +137,9 @@ static int pending_flush(tl_state *s)
 {
 	if (s->pending_all) {
 		size_t len;
-		char *r = rec_build('a', TC_CLEAN_ALL, NULL, 0, &len);
+		/* not this node's own record: the queued writes' fast effects are
+		 * done, but "all" is more than they did, so every node applies it */
+		char *r = rec_build('A', TC_CLEAN_ALL, NULL, 0, 0, 0, &len);
 		tc_str rec;
 
 		if (!r) {
@@ -159,10 +171,10 @@ static int pending_flush(tl_state *s)
 
 /* Appends a record after a slow write; TC_ERR when it could not (then it
  * waits in this object's queue for the next write). */
-static int journal(tl_state *s, char kind, int mode, const tc_str *items, size_t n)
+static int journal(tl_state *s, char kind, int mode, const tc_str *items, size_t n, uint64_t nonce)
 {
 	size_t len;
-	char *r = rec_build(kind, mode, items, n, &len);
+	char *r = rec_build(kind, mode, items, n, LD(s->node.n->node_id), nonce, &len);
 	tc_str rec;
 
 	if (!r) {
@@ -190,9 +202,30 @@ static int journal(tl_state *s, char kind, int mode, const tc_str *items, size_t
 
 /* --------------------------------------------------------------- sync */
 
+/* A save's word: (node-wide nonce << 24) | (pid & 0xffffff) (pid_max is at
+ * most 2^22), one 64-bit store in a mark. The copy of save `have` may stay
+ * when this node replays the record of save `rec` if it is that save, or a
+ * later save of the same process (whose slow write came after rec's, since
+ * a process writes in order and takes its nonce after the slow write; a
+ * reused pid belongs to a process that started after the dead one ended). */
+#define WORD_PID 0xffffffu
+
+static uint64_t save_word(tc_tl_node *n)
+{
+	uint64_t nonce = ADD(n->nonce, 1) & ((UINT64_C(1) << 40) - 1);
+
+	return (nonce << 24) | ((uint64_t)getpid() & WORD_PID);
+}
+
+static int mark_supersedes(uint64_t have, uint64_t rec)
+{
+	return have && (have == rec || ((have & WORD_PID) == (rec & WORD_PID) && (have >> 24) > (rec >> 24)));
+}
+
 typedef struct {
 	tl_state *s;
 	int64_t now_ms;
+	uint64_t node_id;
 	int bad;
 } apply_ctx;
 
@@ -203,6 +236,9 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 	tc_tl_node *n = s->node.n;
 	int64_t ms;
 
+	size_t hdr = REC_HDR;
+	char kind;
+
 	(void)seq;
 	if (len < REC_HDR) {
 		a->bad = 1;
@@ -211,15 +247,46 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 	memcpy(&ms, p + 2, 8);
 	ADD(n->invalidations, 1);
 	ST(n->lag_ms_last, (uint64_t)(a->now_ms > ms ? a->now_ms - ms : 0));
-	if (p[0] == 'i') {
-		tc_str id = {p + REC_HDR, len - REC_HDR};
+	kind = p[0];
+	if (kind == 'I' || kind == 'T' || kind == 'A') {
+		uint64_t node, nonce;
+
+		if (len < REC_HDR2) {
+			a->bad = 1;
+			return;
+		}
+		memcpy(&node, p + 10, 8);
+		memcpy(&nonce, p + 18, 8);
+		hdr = REC_HDR2;
+		kind = (char)(kind - 'A' + 'a');
+		if (node && node == a->node_id) {
+			/* this node's own write: its fast level had that effect before
+			 * the record was appended (TECHNOTES, "own writes"); a save's
+			 * copy stays only if it is the copy of that very save */
+			int skip = 1;
+
+			if (kind == 'i' && p[1] == REC_SAVE) {
+				tc_str id = {p + hdr, len - hdr};
+				uint64_t h = tc_hash(id.p, id.len, 0);
+				tc_tl_mark *mk = &s->node.marks[h % TC_TL_MARKS];
+
+				skip = LD(mk->h) == h && mark_supersedes(LD(mk->nonce), nonce);
+			}
+			if (skip) {
+				ADD(n->own_skipped, 1);
+				return;
+			}
+		}
+	}
+	if (kind == 'i') {
+		tc_str id = {p + hdr, len - hdr};
 
 		if (id.len) {
 			s->fast->remove(s->fst, id);
 		}
-	} else if (p[0] == 't') {
+	} else if (kind == 't') {
 		tc_str tags[TC_TAGS_MAX];
-		size_t k = 0, off = REC_HDR;
+		size_t k = 0, off = hdr;
 		char err[TC_ERRBUF];
 		int mode = (unsigned char)p[1];
 
@@ -240,7 +307,7 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 		}
 		err[0] = '\0';
 		s->fast->clean(s->fst, (tc_clean_mode)mode, tags, k, err);
-	} else if (p[0] == 'a') {
+	} else if (kind == 'a') {
 		char err[TC_ERRBUF];
 
 		err[0] = '\0';
@@ -255,7 +322,7 @@ static int do_sync(tl_state *s)
 	tc_tl_node *n = s->node.n;
 	int64_t start = mono_ns();
 	uint64_t applied = LD(n->applied), epoch = LD(n->epoch), head = 0, ep = 0;
-	apply_ctx a = {s, real_ms(), 0};
+	apply_ctx a = {s, real_ms(), LD(n->node_id), 0};
 	int r;
 
 	ADD(n->gen, 1);   /* odd: fills that began before now are dropped */
@@ -457,6 +524,24 @@ static void tag_collect(void *cp, const char *p, size_t len)
 	b->n++;
 }
 
+static tc_tl_mark *mark_of(tl_state *s, tc_str id, uint64_t *h)
+{
+	*h = tc_hash(id.p, id.len, 0);
+	return &s->node.marks[*h % TC_TL_MARKS];
+}
+
+/* A copy that is not a save's own (a fill, which may have overwritten a
+ * newer save's copy on this node): no record of a save may keep it. */
+static void mark_clear(tl_state *s, tc_str id)
+{
+	uint64_t h;
+	tc_tl_mark *mk = mark_of(s, id, &h);
+
+	if (LD(mk->h) == h) {
+		ST(mk->nonce, 0);
+	}
+}
+
 /* A slow hit installed in the fast level, unless an invalidation was
  * applied on this node since g0 (read before the slow read). */
 static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, uint64_t g0)
@@ -508,7 +593,7 @@ static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_
 	err[0] = '\0';
 	if (s->fast->save(s->fst, id, val, tags, tb.n, expire, err) != TC_OK) {
 		s->fast->remove(s->fst, id);
-	} else if (LD(n->gen) != g0) {
+	} else if (mark_clear(s, id), LD(n->gen) != g0) {
 		/* a sync began between the check and the save: it may have removed
 		 * this id before the copy landed */
 		s->fast->remove(s->fst, id);
@@ -574,7 +659,9 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
                    char *err)
 {
 	tl_state *s = sp;
-	uint64_t g0 = LD(s->node.n->gen);
+	tc_tl_node *n = s->node.n;
+	uint64_t g0 = LD(n->gen), nonce, h;
+	tc_tl_mark *mk;
 	char ferr[TC_ERRBUF];
 	int r = s->slow->save(s->sst, id, data, tags, ntags, expire, err);
 
@@ -583,18 +670,34 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 		s->fast->remove(s->fst, id);
 		return r;
 	}
-	if (journal(s, 'i', 0, &id, 1) != TC_OK) {
+	nonce = save_word(n);
+	if (journal(s, 'I', REC_SAVE, &id, 1, nonce) != TC_OK) {
 		s->fast->remove(s->fst, id);
 		if (!*err) {
 			snprintf(err, TC_ERRBUF, "TwoLevel: saved, but the invalidation journal could not be written");
 		}
 		return TC_ERR;
 	}
+	/* this copy is the one of record `nonce`: that record, when this node
+	 * replays it, leaves it; any other record of the id removes it */
+	mk = mark_of(s, id, &h);
+	ST(mk->h, h);
+	ST(mk->nonce, nonce);
 	ferr[0] = '\0';
-	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(s->node.n->gen) != g0) {
-		s->fast->remove(s->fst, id);   /* a full fast level only costs a miss */
+	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(n->gen) != g0) {
+		/* a full fast level only costs a miss; a sync or a local
+		 * invalidation since g0 may have missed this copy */
+		s->fast->remove(s->fst, id);
 	}
 	return TC_OK;
+}
+
+/* After a slow remove or clean, before the fast one: fills and saves of
+ * this node that began before it drop their copies (their gen check), so
+ * the node need not apply its own record again. +2 keeps the parity. */
+static void local_bump(tl_state *s)
+{
+	ADD(s->node.n->gen, 2);
 }
 
 static int tl_remove(void *sp, tc_str id)
@@ -602,12 +705,13 @@ static int tl_remove(void *sp, tc_str id)
 	tl_state *s = sp;
 	int r;
 
-	s->fast->remove(s->fst, id);
 	r = s->slow->remove(s->sst, id);
+	local_bump(s);
+	s->fast->remove(s->fst, id);
 	if (r == TC_ERR) {
 		return r;
 	}
-	if (journal(s, 'i', 0, &id, 1) != TC_OK) {
+	if (journal(s, 'I', 0, &id, 1, 0) != TC_OK) {
 		return TC_ERR;
 	}
 	return r;
@@ -619,15 +723,16 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 	char ferr[TC_ERRBUF];
 	int r;
 
+	r = s->slow->clean(s->sst, mode, tags, ntags, err);
+	local_bump(s);
 	ferr[0] = '\0';
 	s->fast->clean(s->fst, mode, tags, ntags, ferr);
-	r = s->slow->clean(s->sst, mode, tags, ntags, err);
 	if (r == TC_ERR || mode == TC_CLEAN_OLD) {
 		/* old: a fast copy never outlives its slow entry, so every node's
 		 * copies of what expired have expired too */
 		return r;
 	}
-	if (journal(s, mode == TC_CLEAN_ALL ? 'a' : 't', (int)mode, tags, ntags) != TC_OK) {
+	if (journal(s, mode == TC_CLEAN_ALL ? 'A' : 'T', (int)mode, tags, ntags, 0) != TC_OK) {
 		if (!*err) {
 			snprintf(err, TC_ERRBUF, "TwoLevel: cleaned, but the invalidation journal could not be written");
 		}
@@ -677,10 +782,11 @@ static int tl_expire_now(void *sp, tc_str id)
 	tl_state *s = sp;
 	int r;
 
-	s->fast->remove(s->fst, id);
 	r = s->slow->expire_now(s->sst, id);
+	local_bump(s);
+	s->fast->remove(s->fst, id);
 	if (r == TC_OK) {
-		journal(s, 'i', 0, &id, 1);
+		journal(s, 'I', 0, &id, 1, 0);
 	}
 	return r;
 }
@@ -721,6 +827,7 @@ static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "node_sync_failures", (int64_t)LD(n->sync_failures));
 	emit(ctx, "node_gaps", (int64_t)LD(n->gaps));
 	emit(ctx, "invalidations", (int64_t)LD(n->invalidations));
+	emit(ctx, "own_skipped", (int64_t)LD(n->own_skipped));
 	emit(ctx, "invalidation_lag_ms", (int64_t)LD(n->lag_ms_last));
 	emit(ctx, "stale_served", (int64_t)LD(n->stale_served));
 	emit(ctx, "stale_refused", (int64_t)LD(n->stale_refused));
