@@ -358,22 +358,31 @@ static int fresh(tl_state *s, int64_t now)
 	return synced > 0 && synced <= now && now - synced < s->max_ns;
 }
 
-/* Whether a fast hit may be served now: syncs when overdue and this
- * process gets the node's try-lock. */
+/* Whether a fast hit may be served now. The process that gets the node's
+ * try-lock syncs once the last sync is half the bound old (refresh ahead):
+ * the other processes go on serving fast hits meanwhile, since the copy is
+ * still within the bound; only past the whole bound do they read the slow
+ * level while one process syncs. */
 static int current(tl_state *s)
 {
-	int r;
+	int64_t now = mono_ns(), synced = LD(s->node.n->synced_ns);
+	int ok = synced > 0 && synced <= now && now - synced < s->max_ns, r;
 
-	if (fresh(s, mono_ns())) {
+	if (ok && now - synced < s->max_ns / 2) {
 		return CUR_OK;
 	}
 	if (!tc_tl_node_trylock(&s->node)) {
-		return CUR_BEHIND;
+		return ok ? CUR_OK : CUR_BEHIND;
 	}
-	if (s->max_ns > 0 && fresh(s, mono_ns())) {
+	now = mono_ns();
+	synced = LD(s->node.n->synced_ns);
+	if (s->max_ns > 0 && synced > 0 && synced <= now && now - synced < s->max_ns / 2) {
 		r = CUR_OK;   /* another process synced while we waited */
 	} else {
 		r = do_sync(s);
+		if (r == CUR_FAILED && fresh(s, mono_ns())) {
+			r = CUR_OK;   /* failed ahead of time: the last good sync still covers this hit */
+		}
 	}
 	tc_tl_node_unlock(&s->node);
 	return r;
