@@ -879,6 +879,15 @@ static int tl_failure(void *sp, char *err)
 	return s && s->slow->failure ? s->slow->failure(s->sst, err) : TC_FAIL_NONE;
 }
 
+/* The slow engine's: it holds every entry (the fast level a subset) and
+ * answers every listing. */
+static unsigned tl_caps_of(void *sp)
+{
+	tl_state *s = sp;
+
+	return s->slow->caps;
+}
+
 static void tl_defaults(void *config)
 {
 	tc_twolevel_config *c = config;
@@ -955,4 +964,5 @@ const tc_backend tc_backend_twolevel = {
 	.verify = tl_verify,
 	.failure = tl_failure,
 	.mshutdown = tc_tl_node_shutdown,
+	.caps_of = tl_caps_of,
 };
