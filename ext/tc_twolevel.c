@@ -240,6 +240,7 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 	char kind;
 
 	(void)seq;
+	tc_crash_point("twolevel_apply");   /* a syncer killed in its sync (tests) */
 	if (len < REC_HDR) {
 		a->bad = 1;
 		return;
@@ -325,6 +326,12 @@ static int do_sync(tl_state *s)
 	apply_ctx a = {s, real_ms(), LD(n->node_id), 0};
 	int r;
 
+	if (LD(n->gen) & 1) {
+		/* odd while nobody else can be syncing (we hold the try-lock): a
+		 * syncer died inside its sync (SIGKILL); even again, or every
+		 * fill of the node would be skipped from now on */
+		ADD(n->gen, 1);
+	}
 	ADD(n->gen, 1);   /* odd: fills that began before now are dropped */
 	r = s->j->read(s->sst, applied, apply_one, &a, &head, &ep);
 	if (r == TC_ERR) {
