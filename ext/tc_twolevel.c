@@ -46,7 +46,7 @@ typedef struct {
 	char pause[512];       /* test hook: TAGCACHE_TEST_TWOLEVEL_PAUSE */
 	/* counters of this object */
 	int64_t fast_hits, slow_hits, misses, fills, fills_skipped, fills_undone, slow_reads,
-		journal_errors;
+		journal_errors, known_absent;
 } tl_state;
 
 enum { CUR_OK = 0, CUR_BEHIND, CUR_FAILED };
@@ -222,6 +222,77 @@ static int mark_supersedes(uint64_t have, uint64_t rec)
 	return have && (have == rec || ((have & WORD_PID) == (rec & WORD_PID) && (have >> 24) > (rec >> 24)));
 }
 
+static tc_tl_mark *mark_of(tl_state *s, tc_str id, uint64_t *h)
+{
+	*h = tc_hash(id.p, id.len, 0);
+	return &s->node.marks[*h % TC_TL_MARKS];
+}
+
+/* A copy that is not a save's own (a fill, which may have overwritten a
+ * newer save's copy on this node): no record of a save may keep it. Also
+ * ends a tombstone. */
+static void mark_clear(tl_state *s, tc_str id)
+{
+	uint64_t h;
+	tc_tl_mark *mk = mark_of(s, id, &h);
+
+	if (LD(mk->h) == h) {
+		ST(mk->nonce, 0);
+	}
+}
+
+/* Tombstones: a mark whose pid field is 0 (no process has pid 0) says the
+ * id is absent from the slow level since this node removed or cleaned it
+ * there, so a fast miss while the node is current needs no slow read. It
+ * only ever turns a read into a miss: set too eagerly (a concurrent save of
+ * the id on this node, another node's save not replayed yet), it costs a
+ * miss until that save's record is replayed (which clears it, as does any
+ * save of the id on this node, which takes the slot). It lasts
+ * max_staleness: a write that bypasses TwoLevel (no record) of an id this
+ * node removed or cleaned is seen after that bound, as before tombstones.
+ * The word: CLOCK_MONOTONIC ms << 24, pid field 0. */
+static void tomb_set(tl_state *s, tc_str id, uint64_t word)
+{
+	uint64_t h;
+	tc_tl_mark *mk = mark_of(s, id, &h);
+
+	ST(mk->h, h);
+	ST(mk->nonce, word);
+}
+
+static int tomb_is(tl_state *s, tc_str id)
+{
+	uint64_t h, w, now;
+	tc_tl_mark *mk = mark_of(s, id, &h);
+
+	w = LD(mk->nonce);
+	if (!w || (w & WORD_PID) != 0 || LD(mk->h) != h) {
+		return 0;
+	}
+	now = (uint64_t)(mono_ns() / 1000000) & ((UINT64_C(1) << 40) - 1);
+	return now >= (w >> 24) && (int64_t)(now - (w >> 24)) * 1000000 < s->max_ns;
+}
+
+typedef struct {
+	tl_state *s;
+	uint64_t word;
+} tomb_ctx;
+
+static void tomb_emit(void *cp, const char *p, size_t len)
+{
+	tomb_ctx *t = cp;
+	tc_str id = {p, len};
+
+	tomb_set(t->s, id, t->word);
+}
+
+static uint64_t tomb_word(void)
+{
+	uint64_t ms = (uint64_t)(mono_ns() / 1000000) & ((UINT64_C(1) << 40) - 1);
+
+	return (ms ? ms : 1) << 24;
+}
+
 typedef struct {
 	tl_state *s;
 	int64_t now_ms;
@@ -284,6 +355,7 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 
 		if (id.len) {
 			s->fast->remove(s->fst, id);
+			mark_clear(s, id);
 		}
 	} else if (kind == 't') {
 		tc_str tags[TC_TAGS_MAX];
@@ -347,6 +419,7 @@ static int do_sync(tl_state *s)
 
 		err[0] = '\0';
 		s->fast->clean(s->fst, TC_CLEAN_ALL, NULL, 0, err);
+		memset(s->node.marks, 0, TC_TL_MARKS * sizeof(tc_tl_mark));   /* tombstones we cannot vouch for */
 		ADD(n->gaps, 1);
 	}
 	ST(n->applied, head);
@@ -540,24 +613,6 @@ static void tag_collect(void *cp, const char *p, size_t len)
 	b->n++;
 }
 
-static tc_tl_mark *mark_of(tl_state *s, tc_str id, uint64_t *h)
-{
-	*h = tc_hash(id.p, id.len, 0);
-	return &s->node.marks[*h % TC_TL_MARKS];
-}
-
-/* A copy that is not a save's own (a fill, which may have overwritten a
- * newer save's copy on this node): no record of a save may keep it. */
-static void mark_clear(tl_state *s, tc_str id)
-{
-	uint64_t h;
-	tc_tl_mark *mk = mark_of(s, id, &h);
-
-	if (LD(mk->h) == h) {
-		ST(mk->nonce, 0);
-	}
-}
-
 /* A slow hit installed in the fast level, unless an invalidation was
  * applied on this node since g0 (read before the slow read). */
 static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, uint64_t g0)
@@ -635,6 +690,11 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 			s->fast_hits++;
 			return r;
 		}
+		if (!allow_expired && tomb_is(s, id)) {
+			s->misses++;
+			s->known_absent++;
+			return TC_MISS;
+		}
 	} else {
 		tc_meta fm;
 
@@ -689,6 +749,7 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	nonce = save_word(n);
 	if (journal(s, 'I', REC_SAVE, &id, 1, nonce) != TC_OK) {
 		s->fast->remove(s->fst, id);
+		mark_clear(s, id);   /* the slow level holds it now: no tombstone */
 		if (!*err) {
 			snprintf(err, TC_ERRBUF, "TwoLevel: saved, but the invalidation journal could not be written");
 		}
@@ -723,6 +784,9 @@ static int tl_remove(void *sp, tc_str id)
 
 	r = s->slow->remove(s->sst, id);
 	local_bump(s);
+	if (r != TC_ERR) {
+		tomb_set(s, id, tomb_word());
+	}
 	s->fast->remove(s->fst, id);
 	if (r == TC_ERR) {
 		return r;
@@ -741,6 +805,12 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 
 	r = s->slow->clean(s->sst, mode, tags, ntags, err);
 	local_bump(s);
+	if (r == TC_OK && ntags && (mode == TC_CLEAN_MATCHING || mode == TC_CLEAN_MATCHING_ANY)) {
+		/* what the fast level holds of it is gone from the slow level too */
+		tomb_ctx t = {s, tomb_word()};
+
+		s->fast->ids(s->fst, (tc_ids_mode)mode, tags, ntags, tomb_emit, &t);
+	}
 	ferr[0] = '\0';
 	s->fast->clean(s->fst, mode, tags, ntags, ferr);
 	if (r == TC_ERR || mode == TC_CLEAN_OLD) {
@@ -837,6 +907,7 @@ static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "fills_skipped", s->fills_skipped);
 	emit(ctx, "fills_undone", s->fills_undone);
 	emit(ctx, "slow_reads", s->slow_reads);
+	emit(ctx, "known_absent", s->known_absent);
 	emit(ctx, "journal_errors", s->journal_errors);
 	emit(ctx, "journal_pending", s->npending + s->pending_all);
 	emit(ctx, "node_syncs", (int64_t)LD(n->syncs));

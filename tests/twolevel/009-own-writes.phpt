@@ -1,5 +1,5 @@
 --TEST--
-TwoLevel: a node's own save, remove and clean are not applied to its fast level a second time when the node replays the journal (the fresh copy of its own save stays a fast hit), over Redis and File; two objects of one node that save the same id keep no superseded copy; another node still sees every write
+TwoLevel: a node's own save, remove and clean are not applied to its fast level a second time when the node replays the journal (the fresh copy of its own save stays a fast hit), over Redis and File; two objects of one node that save the same id keep no superseded copy; another node still sees every write; a node's own remove and clean leave tombstones (a miss without a slow read) that a later save on any node ends
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -67,6 +67,24 @@ foreach ($slows as $engine => $slow) {
     tl_same("miss:false", hit_kind($a, 'x'), 'x, cleaned by tag, is gone');
     tl_same(true, $a->stats()['own_skipped'] >= 4, 'stats() counts the skipped own records');
 
+    echo "# $engine: tombstones\n";
+    $l = new TagCache\TwoLevel(['max_staleness' => 4, 'fast_backend_options' => tl_fast_options("$seg-l")] + $opts);
+    $l->load('nothing-here');   // its first sync (an empty node) is done
+    tl_same(true, $l->save('k1', 'k', ['q']) && $l->save('m1', 'm'), 'L saves k (tag q) and m');
+    tl_same("fast:'k1'", hit_kind($l, 'k'), 'L reads k from its fast level');
+    tl_same(true, $l->clean('matchingAnyTag', ['q']) && $l->remove('m'), 'L cleans tag q and removes m');
+    $k0 = $l->stats()['known_absent'];
+    tl_same("miss:false", hit_kind($l, 'k'), 'L misses k');
+    tl_same("miss:false", hit_kind($l, 'm'), 'L misses m');
+    tl_same($k0 + 2, $l->stats()['known_absent'], 'without asking the slow level (tombstones of its own clean and remove)');
+    tl_same(true, $l->save('k2', 'k'), 'L saves k again');
+    tl_same("fast:'k2'", hit_kind($l, 'k'), 'L reads the new k');
+    $o = new TagCache\TwoLevel(['fast_backend_options' => tl_fast_options("$seg-o")] + $opts);
+    tl_same(true, $o->save('m2', 'm'), 'another node saves m');
+    // L's next sync replays that record well within the tombstone's 4 s: it must end the tombstone
+    tl_same(true, synced_once($l), 'L synced');
+    tl_same("slow:'m2'", hit_kind($l, 'm'), 'L reads the other node\'s m');
+
     echo "# $engine: two objects of one node\n";
     $a2 = new TagCache\TwoLevel($opts);   // same fast segment: the same node
     tl_same(true, $a->save('old', 'w'), 'A saves w');
@@ -84,6 +102,13 @@ foreach ($slows as $engine => $slow) {
     tl_same(true, $a->clean('matchingTag', ['t']), 'A cleans tag t');
     tl_same(true, tl_wait(fn() => $b->load('y') === false, 10) !== null, 'B sees the clean');
     tl_same(false, $a->load('y'), 'A misses y');
+    tl_same(true, $b->save('v5', 'y', ['t']), 'B saves y again');
+    tl_same(true, tl_wait(fn() => $a->load('y') === 'v5', 10) !== null, 'A reads B\'s y (its tombstone for y went with B\'s record)');
+    tl_same(true, $a->remove('y'), 'A removes y');
+    tl_same(false, $a->load('y'), 'A misses y');
+    tl_same(true, $a->save('v6', 'y'), 'A saves y');
+    tl_same('v6', $a->load('y'), 'A reads its new y at once');
+    tl_same(true, tl_wait(fn() => $b->load('y') === 'v6', 10) !== null, 'B reads it too');
 }
 echo "done\n";
 ?>
@@ -107,6 +132,18 @@ ok: y is a fast hit: A's own clean was not applied again
 ok: z is a fast hit: A's own remove was not applied again
 ok: x, cleaned by tag, is gone
 ok: stats() counts the skipped own records
+# Redis: tombstones
+ok: L saves k (tag q) and m
+ok: L reads k from its fast level
+ok: L cleans tag q and removes m
+ok: L misses k
+ok: L misses m
+ok: without asking the slow level (tombstones of its own clean and remove)
+ok: L saves k again
+ok: L reads the new k
+ok: another node saves m
+ok: L synced
+ok: L reads the other node's m
 # Redis: two objects of one node
 ok: A saves w
 ok: A2 (same node) saves w
@@ -121,6 +158,13 @@ ok: B sees the overwrite
 ok: A cleans tag t
 ok: B sees the clean
 ok: A misses y
+ok: B saves y again
+ok: A reads B's y (its tombstone for y went with B's record)
+ok: A removes y
+ok: A misses y
+ok: A saves y
+ok: A reads its new y at once
+ok: B reads it too
 # File
 ok: a sync after the clean
 ok: A saves x
@@ -135,6 +179,18 @@ ok: y is a fast hit: A's own clean was not applied again
 ok: z is a fast hit: A's own remove was not applied again
 ok: x, cleaned by tag, is gone
 ok: stats() counts the skipped own records
+# File: tombstones
+ok: L saves k (tag q) and m
+ok: L reads k from its fast level
+ok: L cleans tag q and removes m
+ok: L misses k
+ok: L misses m
+ok: without asking the slow level (tombstones of its own clean and remove)
+ok: L saves k again
+ok: L reads the new k
+ok: another node saves m
+ok: L synced
+ok: L reads the other node's m
 # File: two objects of one node
 ok: A saves w
 ok: A2 (same node) saves w
@@ -149,4 +205,11 @@ ok: B sees the overwrite
 ok: A cleans tag t
 ok: B sees the clean
 ok: A misses y
+ok: B saves y again
+ok: A reads B's y (its tombstone for y went with B's record)
+ok: A removes y
+ok: A misses y
+ok: A saves y
+ok: A reads its new y at once
+ok: B reads it too
 done

@@ -23,6 +23,7 @@ $pause = sys_get_temp_dir() . '/tl010-pause-' . getmypid();
 
 $p = tl_node_start($opts, ['TAGCACHE_TEST_TWOLEVEL_PAUSE' => $pause]);   // pauses its fills
 $q = tl_node_start($opts);                                               // same node, another process
+$c = tl_node_start(['fast_backend_options' => tl_fast_options('tl010-c-' . getmypid())] + $opts);   // another node
 tl_node($q, 'clean', 'all');
 
 /** Q ran a sync that began after now (bounded). */
@@ -42,12 +43,9 @@ $cases = [
 ];
 foreach ($cases as $what => $write) {
     echo "# $what\n";
-    // x in the slow level only: P's load is a slow read and then a fill
-    $plain = new TagCache\Redis($slow);
-    $plain->save('old', 'x', ['t']);
-    tl_node($q, 'remove', 'x');
-    tl_same(true, $plain->save('old', 'x', ['t']), 'x is in the slow level only');
-    tl_same(true, q_synced($q), 'the node synced');
+    // x saved by another node: P's load is a slow read and then a fill
+    tl_same(true, tl_node($c, 'save', 'old', 'x', ['t']), 'node C saves x');
+    tl_same(true, q_synced($q), 'node B synced');
 
     tl_node_send($p, 'load', 'x');
     tl_same(true, tl_wait(fn() => file_exists("$pause.ready"), 10) !== null, 'P read x from the slow level and waits before its fill');
@@ -60,7 +58,7 @@ foreach ($cases as $what => $write) {
     tl_same($want, tl_node($q, 'load', 'x'), 'Q reads what the slow level holds');
     tl_same($want, tl_node($p, 'load', 'x'), 'P reads what the slow level holds');
 }
-foreach ([$p, $q] as $n) {
+foreach ([$p, $q, $c] as $n) {
     tl_node_stop($n);
 }
 echo "done\n";
@@ -72,8 +70,8 @@ tcr_clean();
 ?>
 --EXPECT--
 # clean
-ok: x is in the slow level only
-ok: the node synced
+ok: node C saves x
+ok: node B synced
 ok: P read x from the slow level and waits before its fill
 ok: Q (clean) x on the same node
 ok: P returns what it read before
@@ -81,8 +79,8 @@ ok: the node replayed its own records
 ok: Q reads what the slow level holds
 ok: P reads what the slow level holds
 # remove
-ok: x is in the slow level only
-ok: the node synced
+ok: node C saves x
+ok: node B synced
 ok: P read x from the slow level and waits before its fill
 ok: Q (remove) x on the same node
 ok: P returns what it read before
@@ -90,8 +88,8 @@ ok: the node replayed its own records
 ok: Q reads what the slow level holds
 ok: P reads what the slow level holds
 # save
-ok: x is in the slow level only
-ok: the node synced
+ok: node C saves x
+ok: node B synced
 ok: P read x from the slow level and waits before its fill
 ok: Q (save) x on the same node
 ok: P returns what it read before
