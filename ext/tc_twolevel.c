@@ -273,17 +273,40 @@ static int tomb_is(tl_state *s, tc_str id)
 	return now >= (w >> 24) && (int64_t)(now - (w >> 24)) * 1000000 < s->max_ns;
 }
 
+/* The hashes of the ids a fast listing emits, to put tombstones on once
+ * the slow clean has succeeded. */
 typedef struct {
-	tl_state *s;
-	uint64_t word;
+	uint64_t *h;
+	size_t n, cap;
 } tomb_ctx;
 
 static void tomb_emit(void *cp, const char *p, size_t len)
 {
 	tomb_ctx *t = cp;
-	tc_str id = {p, len};
 
-	tomb_set(t->s, id, t->word);
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		uint64_t *nh = realloc(t->h, cap * sizeof(uint64_t));
+
+		if (!nh) {
+			return;   /* fewer tombstones: only reads that ask the slow level */
+		}
+		t->h = nh;
+		t->cap = cap;
+	}
+	t->h[t->n++] = tc_hash(p, len, 0);
+}
+
+static void tomb_apply(tl_state *s, tomb_ctx *t, uint64_t word)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		tc_tl_mark *mk = &s->node.marks[t->h[i] % TC_TL_MARKS];
+
+		ST(mk->h, t->h[i]);
+		ST(mk->nonce, word);
+	}
 }
 
 static uint64_t tomb_word(void)
@@ -782,12 +805,15 @@ static int tl_remove(void *sp, tc_str id)
 	tl_state *s = sp;
 	int r;
 
+	/* fast first too: a process killed after the slow write leaves no copy
+	 * on its own node (whose records of its own writes it skips) */
+	s->fast->remove(s->fst, id);
 	r = s->slow->remove(s->sst, id);
 	local_bump(s);
 	if (r != TC_ERR) {
 		tomb_set(s, id, tomb_word());
 	}
-	s->fast->remove(s->fst, id);
+	s->fast->remove(s->fst, id);   /* a fill or save of this node in between */
 	if (r == TC_ERR) {
 		return r;
 	}
@@ -801,18 +827,25 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 {
 	tl_state *s = sp;
 	char ferr[TC_ERRBUF];
+	tomb_ctx t = {NULL, 0, 0};
 	int r;
 
-	r = s->slow->clean(s->sst, mode, tags, ntags, err);
-	local_bump(s);
-	if (r == TC_OK && ntags && (mode == TC_CLEAN_MATCHING || mode == TC_CLEAN_MATCHING_ANY)) {
-		/* what the fast level holds of it is gone from the slow level too */
-		tomb_ctx t = {s, tomb_word()};
-
+	if (ntags && (mode == TC_CLEAN_MATCHING || mode == TC_CLEAN_MATCHING_ANY)) {
+		/* what the fast level holds of it: tombstones once the slow clean worked */
 		s->fast->ids(s->fst, (tc_ids_mode)mode, tags, ntags, tomb_emit, &t);
 	}
+	/* fast first too: a process killed after the slow clean leaves no copy
+	 * on its own node (whose records of its own writes it skips) */
 	ferr[0] = '\0';
 	s->fast->clean(s->fst, mode, tags, ntags, ferr);
+	r = s->slow->clean(s->sst, mode, tags, ntags, err);
+	local_bump(s);
+	if (r == TC_OK) {
+		tomb_apply(s, &t, tomb_word());
+	}
+	free(t.h);
+	ferr[0] = '\0';
+	s->fast->clean(s->fst, mode, tags, ntags, ferr);   /* a fill or save of this node in between */
 	if (r == TC_ERR || mode == TC_CLEAN_OLD) {
 		/* old: a fast copy never outlives its slow entry, so every node's
 		 * copies of what expired have expired too */
@@ -868,6 +901,7 @@ static int tl_expire_now(void *sp, tc_str id)
 	tl_state *s = sp;
 	int r;
 
+	s->fast->remove(s->fst, id);
 	r = s->slow->expire_now(s->sst, id);
 	local_bump(s);
 	s->fast->remove(s->fst, id);
