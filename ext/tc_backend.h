@@ -163,6 +163,10 @@ typedef struct tc_backend {
 	/* ...and where this store's per-machine lease table lives: a file
 	 * path next to the store and its mode; TC_OK, or TC_ERR if none. */
 	int (*lease_home)(void *st, char *path, size_t n, int *mode);
+
+	/* Optional: the TC_CAP_* of one open store, when they depend on its
+	 * options (TwoLevel: its slow engine's); NULL: `caps` above. */
+	unsigned (*caps_of)(void *st);
 } tc_backend;
 
 /* Every engine's one public symbol: its vtable. Only those that

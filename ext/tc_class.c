@@ -949,13 +949,16 @@ ZEND_METHOD(TagCache_AbstractBackend, touch)
 
 ZEND_METHOD(TagCache_AbstractBackend, getCapabilities)
 {
-	const tc_backend *be = TC_THIS()->be;
+	tc_object *o = TC_THIS();
+	const tc_backend *be = o->be;
 	bool lists = true, forever = true;
 
 	ZEND_PARSE_PARAMETERS_NONE();
 	if (be) {
-		lists = (be->caps & TC_CAP_LISTINGS) != 0;
-		forever = (be->caps & TC_CAP_FOREVER) != 0;
+		unsigned caps = be->caps_of && o->state ? be->caps_of(o->state) : be->caps;
+
+		lists = (caps & TC_CAP_LISTINGS) != 0;
+		forever = (caps & TC_CAP_FOREVER) != 0;
 	}
 	array_init_size(return_value, 6);
 	add_assoc_bool(return_value, "automatic_cleaning", 0);

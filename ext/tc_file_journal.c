@@ -58,6 +58,36 @@ static uint64_t fj_epoch(void)
 	return r ? r : 1;
 }
 
+/* flock(op) within a bound: a holder that is stopped (SIGSTOP) or hung
+ * inside its few-microsecond section must not hang every writer and every
+ * node's sync. Appends wait up to the store's lock_timeout (as a save
+ * does), syncs at most 1 s (then the sync fails: reads go to the slow
+ * level, never to an unproven fast copy). */
+static int fj_lock(const tc_file *f, int fd, int op)
+{
+	double bound = f->lock_timeout > 0 ? f->lock_timeout : 5.0;
+	struct timespec t0, now, ts = {0, 1000000};
+
+	if (op != LOCK_EX && bound > 1.0) {
+		bound = 1.0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (flock(fd, op | LOCK_NB) == 0) {
+			return 0;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			return -1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9 >= bound) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* The journal open and locked (op: LOCK_EX / LOCK_SH), created if missing;
  * -1 on failure. Retries when the file was replaced while we waited. */
 static int fj_open(tc_file *f, int op, fj_hdr *h)
@@ -73,7 +103,7 @@ static int fj_open(tc_file *f, int op, fj_hdr *h)
 		if (fd < 0) {
 			return -1;
 		}
-		if (flock(fd, op) != 0 || fstat(fd, &a) != 0) {
+		if (fj_lock(f, fd, op) != 0 || fstat(fd, &a) != 0) {
 			close(fd);
 			return -1;
 		}
@@ -167,6 +197,7 @@ static int fj_append(void *sp, tc_str rec, int64_t keep)
 	if (fd < 0) {
 		return TC_ERR;
 	}
+	tc_crash_point("file_journal_locked");   /* a writer stopped holding the journal (tests) */
 	seq = h.head + 1;
 	memcpy(rh, &len, 4);
 	memcpy(rh + 4, &seq, 8);

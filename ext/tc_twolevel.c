@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "tc_hash.h"
 #include "tc_twolevel.h"
 
 #define TL_PENDING 64
@@ -45,7 +46,7 @@ typedef struct {
 	char pause[512];       /* test hook: TAGCACHE_TEST_TWOLEVEL_PAUSE */
 	/* counters of this object */
 	int64_t fast_hits, slow_hits, misses, fills, fills_skipped, fills_undone, slow_reads,
-		journal_errors;
+		journal_errors, known_absent;
 } tl_state;
 
 enum { CUR_OK = 0, CUR_BEHIND, CUR_FAILED };
@@ -72,18 +73,25 @@ static int64_t real_ms(void)
 
 /* ------------------------------------------------------------ records */
 
-/* [kind][clean mode][8 bytes: unix ms][id | (u16 len, name)...] */
+/* [kind][clean mode][8 bytes: unix ms][id | (u16 len, name)...]: kinds
+ * 'i', 't', 'a' (earlier builds; still applied). This build writes 'I',
+ * 'T', 'A': the same with [8 bytes: node id][8 bytes: nonce] after the
+ * time, so a node knows its own records (and, for a save, mode REC_SAVE,
+ * which one its fast copy came from). */
 #define REC_HDR 10
+#define REC_HDR2 26
+#define REC_SAVE 's'
 
-static char *rec_build(char kind, int mode, const tc_str *items, size_t n, size_t *outlen)
+static char *rec_build(char kind, int mode, const tc_str *items, size_t n, uint64_t node, uint64_t nonce,
+                       size_t *outlen)
 {
-	size_t len = REC_HDR, i;
+	size_t len = REC_HDR2, i;
 	char *r, *w;
 	int64_t ms = real_ms();
 
-	if (kind == 'i') {
+	if (kind == 'I') {
 		len += items[0].len;
-	} else if (kind == 't') {
+	} else if (kind == 'T') {
 		for (i = 0; i < n; i++) {
 			len += 2 + items[i].len;
 		}
@@ -95,10 +103,12 @@ static char *rec_build(char kind, int mode, const tc_str *items, size_t n, size_
 	r[0] = kind;
 	r[1] = (char)mode;
 	memcpy(r + 2, &ms, 8);
-	w = r + REC_HDR;
-	if (kind == 'i') {
+	memcpy(r + 10, &node, 8);
+	memcpy(r + 18, &nonce, 8);
+	w = r + REC_HDR2;
+	if (kind == 'I') {
 		memcpy(w, items[0].p, items[0].len);
-	} else if (kind == 't') {
+	} else if (kind == 'T') {
 		for (i = 0; i < n; i++) {
 			uint16_t l = (uint16_t)items[i].len;
 
@@ -127,7 +137,9 @@ static int pending_flush(tl_state *s)
 {
 	if (s->pending_all) {
 		size_t len;
-		char *r = rec_build('a', TC_CLEAN_ALL, NULL, 0, &len);
+		/* not this node's own record: the queued writes' fast effects are
+		 * done, but "all" is more than they did, so every node applies it */
+		char *r = rec_build('A', TC_CLEAN_ALL, NULL, 0, 0, 0, &len);
 		tc_str rec;
 
 		if (!r) {
@@ -159,10 +171,10 @@ static int pending_flush(tl_state *s)
 
 /* Appends a record after a slow write; TC_ERR when it could not (then it
  * waits in this object's queue for the next write). */
-static int journal(tl_state *s, char kind, int mode, const tc_str *items, size_t n)
+static int journal(tl_state *s, char kind, int mode, const tc_str *items, size_t n, uint64_t nonce)
 {
 	size_t len;
-	char *r = rec_build(kind, mode, items, n, &len);
+	char *r = rec_build(kind, mode, items, n, LD(s->node.n->node_id), nonce, &len);
 	tc_str rec;
 
 	if (!r) {
@@ -193,7 +205,7 @@ static int journal(tl_state *s, char kind, int mode, const tc_str *items, size_t
  * unaware); returns the record, to give to journal_disarm() after the
  * write, or NULL (no such hook, or earlier records still queued: they go
  * first, through journal()). *done: whether the write appended it. */
-static char *journal_arm(tl_state *s, char kind, int mode, const tc_str *items, size_t n, int *done)
+static char *journal_arm(tl_state *s, char kind, int mode, const tc_str *items, size_t n, uint64_t nonce, int *done)
 {
 	size_t len;
 	char *r;
@@ -203,7 +215,7 @@ static char *journal_arm(tl_state *s, char kind, int mode, const tc_str *items, 
 	if (!s->j->arm || s->npending || s->pending_all) {
 		return NULL;
 	}
-	r = rec_build(kind, mode, items, n, &len);
+	r = rec_build(kind, mode, items, n, LD(s->node.n->node_id), nonce, &len);
 	if (!r) {
 		return NULL;
 	}
@@ -227,9 +239,124 @@ static void journal_disarm(tl_state *s, char *r)
 
 /* --------------------------------------------------------------- sync */
 
+/* A save's word: (node-wide nonce << 24) | (pid & 0xffffff) (pid_max is at
+ * most 2^22), one 64-bit store in a mark. The copy of save `have` may stay
+ * when this node replays the record of save `rec` if it is that save, or a
+ * later save of the same process (whose slow write came after rec's, since
+ * a process writes in order and takes its nonce after the slow write; a
+ * reused pid belongs to a process that started after the dead one ended). */
+#define WORD_PID 0xffffffu
+
+static uint64_t save_word(tc_tl_node *n)
+{
+	uint64_t nonce = ADD(n->nonce, 1) & ((UINT64_C(1) << 40) - 1);
+
+	return (nonce << 24) | ((uint64_t)getpid() & WORD_PID);
+}
+
+static int mark_supersedes(uint64_t have, uint64_t rec)
+{
+	return have && (have == rec || ((have & WORD_PID) == (rec & WORD_PID) && (have >> 24) > (rec >> 24)));
+}
+
+static tc_tl_mark *mark_of(tl_state *s, tc_str id, uint64_t *h)
+{
+	*h = tc_hash(id.p, id.len, 0);
+	return &s->node.marks[*h % TC_TL_MARKS];
+}
+
+/* A copy that is not a save's own (a fill, which may have overwritten a
+ * newer save's copy on this node): no record of a save may keep it. Also
+ * ends a tombstone. */
+static void mark_clear(tl_state *s, tc_str id)
+{
+	uint64_t h;
+	tc_tl_mark *mk = mark_of(s, id, &h);
+
+	if (LD(mk->h) == h) {
+		ST(mk->nonce, 0);
+	}
+}
+
+/* Tombstones: a mark whose pid field is 0 (no process has pid 0) says the
+ * id is absent from the slow level since this node removed or cleaned it
+ * there, so a fast miss while the node is current needs no slow read. It
+ * only ever turns a read into a miss: set too eagerly (a concurrent save of
+ * the id on this node, another node's save not replayed yet), it costs a
+ * miss until that save's record is replayed (which clears it, as does any
+ * save of the id on this node, which takes the slot). It lasts
+ * max_staleness: a write that bypasses TwoLevel (no record) of an id this
+ * node removed or cleaned is seen after that bound, as before tombstones.
+ * The word: CLOCK_MONOTONIC ms << 24, pid field 0. */
+static void tomb_set(tl_state *s, tc_str id, uint64_t word)
+{
+	uint64_t h;
+	tc_tl_mark *mk = mark_of(s, id, &h);
+
+	ST(mk->h, h);
+	ST(mk->nonce, word);
+}
+
+static int tomb_is(tl_state *s, tc_str id)
+{
+	uint64_t h, w, now;
+	tc_tl_mark *mk = mark_of(s, id, &h);
+
+	w = LD(mk->nonce);
+	if (!w || (w & WORD_PID) != 0 || LD(mk->h) != h) {
+		return 0;
+	}
+	now = (uint64_t)(mono_ns() / 1000000) & ((UINT64_C(1) << 40) - 1);
+	return now >= (w >> 24) && (int64_t)(now - (w >> 24)) * 1000000 < s->max_ns;
+}
+
+/* The hashes of the ids a fast listing emits, to put tombstones on once
+ * the slow clean has succeeded. */
+typedef struct {
+	uint64_t *h;
+	size_t n, cap;
+} tomb_ctx;
+
+static void tomb_emit(void *cp, const char *p, size_t len)
+{
+	tomb_ctx *t = cp;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		uint64_t *nh = realloc(t->h, cap * sizeof(uint64_t));
+
+		if (!nh) {
+			return;   /* fewer tombstones: only reads that ask the slow level */
+		}
+		t->h = nh;
+		t->cap = cap;
+	}
+	t->h[t->n++] = tc_hash(p, len, 0);
+}
+
+static void tomb_apply(tl_state *s, tomb_ctx *t, uint64_t word)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		tc_tl_mark *mk = &s->node.marks[t->h[i] % TC_TL_MARKS];
+
+		ST(mk->h, t->h[i]);
+		ST(mk->nonce, word);
+	}
+}
+
+static uint64_t tomb_word(void)
+{
+	uint64_t ms = (uint64_t)(mono_ns() / 1000000) & ((UINT64_C(1) << 40) - 1);
+
+	return (ms ? ms : 1) << 24;
+}
+
 typedef struct {
 	tl_state *s;
 	int64_t now_ms;
+	uint64_t node_id;
 	int bad;
 } apply_ctx;
 
@@ -240,7 +367,11 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 	tc_tl_node *n = s->node.n;
 	int64_t ms;
 
+	size_t hdr = REC_HDR;
+	char kind;
+
 	(void)seq;
+	tc_crash_point("twolevel_apply");   /* a syncer killed in its sync (tests) */
 	if (len < REC_HDR) {
 		a->bad = 1;
 		return;
@@ -248,15 +379,47 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 	memcpy(&ms, p + 2, 8);
 	ADD(n->invalidations, 1);
 	ST(n->lag_ms_last, (uint64_t)(a->now_ms > ms ? a->now_ms - ms : 0));
-	if (p[0] == 'i') {
-		tc_str id = {p + REC_HDR, len - REC_HDR};
+	kind = p[0];
+	if (kind == 'I' || kind == 'T' || kind == 'A') {
+		uint64_t node, nonce;
+
+		if (len < REC_HDR2) {
+			a->bad = 1;
+			return;
+		}
+		memcpy(&node, p + 10, 8);
+		memcpy(&nonce, p + 18, 8);
+		hdr = REC_HDR2;
+		kind = (char)(kind - 'A' + 'a');
+		if (node && node == a->node_id) {
+			/* this node's own write: its fast level had that effect before
+			 * the record was appended (TECHNOTES, "own writes"); a save's
+			 * copy stays only if it is the copy of that very save */
+			int skip = 1;
+
+			if (kind == 'i' && p[1] == REC_SAVE) {
+				tc_str id = {p + hdr, len - hdr};
+				uint64_t h = tc_hash(id.p, id.len, 0);
+				tc_tl_mark *mk = &s->node.marks[h % TC_TL_MARKS];
+
+				skip = LD(mk->h) == h && mark_supersedes(LD(mk->nonce), nonce);
+			}
+			if (skip) {
+				ADD(n->own_skipped, 1);
+				return;
+			}
+		}
+	}
+	if (kind == 'i') {
+		tc_str id = {p + hdr, len - hdr};
 
 		if (id.len) {
 			s->fast->remove(s->fst, id);
+			mark_clear(s, id);
 		}
-	} else if (p[0] == 't') {
+	} else if (kind == 't') {
 		tc_str tags[TC_TAGS_MAX];
-		size_t k = 0, off = REC_HDR;
+		size_t k = 0, off = hdr;
 		char err[TC_ERRBUF];
 		int mode = (unsigned char)p[1];
 
@@ -277,7 +440,7 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 		}
 		err[0] = '\0';
 		s->fast->clean(s->fst, (tc_clean_mode)mode, tags, k, err);
-	} else if (p[0] == 'a') {
+	} else if (kind == 'a') {
 		char err[TC_ERRBUF];
 
 		err[0] = '\0';
@@ -292,9 +455,15 @@ static int do_sync(tl_state *s)
 	tc_tl_node *n = s->node.n;
 	int64_t start = mono_ns();
 	uint64_t applied = LD(n->applied), epoch = LD(n->epoch), head = 0, ep = 0;
-	apply_ctx a = {s, real_ms(), 0};
+	apply_ctx a = {s, real_ms(), LD(n->node_id), 0};
 	int r;
 
+	if (LD(n->gen) & 1) {
+		/* odd while nobody else can be syncing (we hold the try-lock): a
+		 * syncer died inside its sync (SIGKILL); even again, or every
+		 * fill of the node would be skipped from now on */
+		ADD(n->gen, 1);
+	}
 	ADD(n->gen, 1);   /* odd: fills that began before now are dropped */
 	r = s->j->read(s->sst, applied, apply_one, &a, &head, &ep);
 	if (r == TC_ERR) {
@@ -310,6 +479,7 @@ static int do_sync(tl_state *s)
 
 		err[0] = '\0';
 		s->fast->clean(s->fst, TC_CLEAN_ALL, NULL, 0, err);
+		memset(s->node.marks, 0, TC_TL_MARKS * sizeof(tc_tl_mark));   /* tombstones we cannot vouch for */
 		ADD(n->gaps, 1);
 	}
 	ST(n->applied, head);
@@ -328,22 +498,31 @@ static int fresh(tl_state *s, int64_t now)
 	return synced > 0 && synced <= now && now - synced < s->max_ns;
 }
 
-/* Whether a fast hit may be served now: syncs when overdue and this
- * process gets the node's try-lock. */
+/* Whether a fast hit may be served now. The process that gets the node's
+ * try-lock syncs once the last sync is half the bound old (refresh ahead):
+ * the other processes go on serving fast hits meanwhile, since the copy is
+ * still within the bound; only past the whole bound do they read the slow
+ * level while one process syncs. */
 static int current(tl_state *s)
 {
-	int r;
+	int64_t now = mono_ns(), synced = LD(s->node.n->synced_ns);
+	int ok = synced > 0 && synced <= now && now - synced < s->max_ns, r;
 
-	if (fresh(s, mono_ns())) {
+	if (ok && now - synced < s->max_ns / 2) {
 		return CUR_OK;
 	}
 	if (!tc_tl_node_trylock(&s->node)) {
-		return CUR_BEHIND;
+		return ok ? CUR_OK : CUR_BEHIND;
 	}
-	if (s->max_ns > 0 && fresh(s, mono_ns())) {
+	now = mono_ns();
+	synced = LD(s->node.n->synced_ns);
+	if (s->max_ns > 0 && synced > 0 && synced <= now && now - synced < s->max_ns / 2) {
 		r = CUR_OK;   /* another process synced while we waited */
 	} else {
 		r = do_sync(s);
+		if (r == CUR_FAILED && fresh(s, mono_ns())) {
+			r = CUR_OK;   /* failed ahead of time: the last good sync still covers this hit */
+		}
 	}
 	tc_tl_node_unlock(&s->node);
 	return r;
@@ -545,7 +724,7 @@ static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_
 	err[0] = '\0';
 	if (s->fast->save(s->fst, id, val, tags, tb.n, expire, err) != TC_OK) {
 		s->fast->remove(s->fst, id);
-	} else if (LD(n->gen) != g0) {
+	} else if (mark_clear(s, id), LD(n->gen) != g0) {
 		/* a sync began between the check and the save: it may have removed
 		 * this id before the copy landed */
 		s->fast->remove(s->fst, id);
@@ -570,6 +749,11 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 		if (r == TC_OK) {
 			s->fast_hits++;
 			return r;
+		}
+		if (!allow_expired && tomb_is(s, id)) {
+			s->misses++;
+			s->known_absent++;
+			return TC_MISS;
 		}
 	} else {
 		tc_meta fm;
@@ -611,11 +795,17 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
                    char *err)
 {
 	tl_state *s = sp;
-	uint64_t g0 = LD(s->node.n->gen);
+	tc_tl_node *n = s->node.n;
+	uint64_t g0 = LD(n->gen), nonce, h;
+	tc_tl_mark *mk;
 	char ferr[TC_ERRBUF];
 	int jdone, r;
-	char *jr = journal_arm(s, 'i', 0, &id, 1, &jdone);
+	char *jr;
 
+	/* the word before the slow write (so the record can go with it); one
+	 * process still takes its words in the order of its slow writes */
+	nonce = save_word(n);
+	jr = journal_arm(s, 'I', REC_SAVE, &id, 1, nonce, &jdone);
 	r = s->slow->save(s->sst, id, data, tags, ntags, expire, err);
 	journal_disarm(s, jr);
 	if (r != TC_OK) {
@@ -623,18 +813,34 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 		s->fast->remove(s->fst, id);
 		return r;
 	}
-	if (!jdone && journal(s, 'i', 0, &id, 1) != TC_OK) {
+	if (!jdone && journal(s, 'I', REC_SAVE, &id, 1, nonce) != TC_OK) {
 		s->fast->remove(s->fst, id);
+		mark_clear(s, id);   /* the slow level holds it now: no tombstone */
 		if (!*err) {
 			snprintf(err, TC_ERRBUF, "TwoLevel: saved, but the invalidation journal could not be written");
 		}
 		return TC_ERR;
 	}
+	/* this copy is the one of record `nonce`: that record, when this node
+	 * replays it, leaves it; any other record of the id removes it */
+	mk = mark_of(s, id, &h);
+	ST(mk->h, h);
+	ST(mk->nonce, nonce);
 	ferr[0] = '\0';
-	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(s->node.n->gen) != g0) {
-		s->fast->remove(s->fst, id);   /* a full fast level only costs a miss */
+	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(n->gen) != g0) {
+		/* a full fast level only costs a miss; a sync or a local
+		 * invalidation since g0 may have missed this copy */
+		s->fast->remove(s->fst, id);
 	}
 	return TC_OK;
+}
+
+/* After a slow remove or clean, before the fast one: fills and saves of
+ * this node that began before it drop their copies (their gen check), so
+ * the node need not apply its own record again. +2 keeps the parity. */
+static void local_bump(tl_state *s)
+{
+	ADD(s->node.n->gen, 2);
 }
 
 static int tl_remove(void *sp, tc_str id)
@@ -643,14 +849,21 @@ static int tl_remove(void *sp, tc_str id)
 	int jdone, r;
 	char *jr;
 
+	/* fast first too: a process killed after the slow write leaves no copy
+	 * on its own node (whose records of its own writes it skips) */
 	s->fast->remove(s->fst, id);
-	jr = journal_arm(s, 'i', 0, &id, 1, &jdone);
+	jr = journal_arm(s, 'I', 0, &id, 1, 0, &jdone);
 	r = s->slow->remove(s->sst, id);
 	journal_disarm(s, jr);
+	local_bump(s);
+	if (r != TC_ERR) {
+		tomb_set(s, id, tomb_word());
+	}
+	s->fast->remove(s->fst, id);   /* a fill or save of this node in between */
 	if (r == TC_ERR) {
 		return r;
 	}
-	if (!jdone && journal(s, 'i', 0, &id, 1) != TC_OK) {
+	if (!jdone && journal(s, 'I', 0, &id, 1, 0) != TC_OK) {
 		return TC_ERR;
 	}
 	return r;
@@ -660,23 +873,37 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 {
 	tl_state *s = sp;
 	char ferr[TC_ERRBUF];
-	char kind = mode == TC_CLEAN_ALL ? 'a' : 't';
+	tomb_ctx t = {NULL, 0, 0};
+	char kind = mode == TC_CLEAN_ALL ? 'A' : 'T';
 	int jdone = 0, r;
 	char *jr = NULL;
 
+	if (ntags && (mode == TC_CLEAN_MATCHING || mode == TC_CLEAN_MATCHING_ANY)) {
+		/* what the fast level holds of it: tombstones once the slow clean worked */
+		s->fast->ids(s->fst, (tc_ids_mode)mode, tags, ntags, tomb_emit, &t);
+	}
+	/* fast first too: a process killed after the slow clean leaves no copy
+	 * on its own node (whose records of its own writes it skips) */
 	ferr[0] = '\0';
 	s->fast->clean(s->fst, mode, tags, ntags, ferr);
 	if (mode != TC_CLEAN_OLD) {
-		jr = journal_arm(s, kind, (int)mode, tags, ntags, &jdone);
+		jr = journal_arm(s, kind, (int)mode, tags, ntags, 0, &jdone);
 	}
 	r = s->slow->clean(s->sst, mode, tags, ntags, err);
 	journal_disarm(s, jr);
+	local_bump(s);
+	if (r == TC_OK) {
+		tomb_apply(s, &t, tomb_word());
+	}
+	free(t.h);
+	ferr[0] = '\0';
+	s->fast->clean(s->fst, mode, tags, ntags, ferr);   /* a fill or save of this node in between */
 	if (r == TC_ERR || mode == TC_CLEAN_OLD) {
 		/* old: a fast copy never outlives its slow entry, so every node's
 		 * copies of what expired have expired too */
 		return r;
 	}
-	if (!jdone && journal(s, kind, (int)mode, tags, ntags) != TC_OK) {
+	if (!jdone && journal(s, kind, (int)mode, tags, ntags, 0) != TC_OK) {
 		if (!*err) {
 			snprintf(err, TC_ERRBUF, "TwoLevel: cleaned, but the invalidation journal could not be written");
 		}
@@ -728,8 +955,10 @@ static int tl_expire_now(void *sp, tc_str id)
 
 	s->fast->remove(s->fst, id);
 	r = s->slow->expire_now(s->sst, id);
+	local_bump(s);
+	s->fast->remove(s->fst, id);
 	if (r == TC_OK) {
-		journal(s, 'i', 0, &id, 1);
+		journal(s, 'I', 0, &id, 1, 0);
 	}
 	return r;
 }
@@ -764,12 +993,14 @@ static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "fills_skipped", s->fills_skipped);
 	emit(ctx, "fills_undone", s->fills_undone);
 	emit(ctx, "slow_reads", s->slow_reads);
+	emit(ctx, "known_absent", s->known_absent);
 	emit(ctx, "journal_errors", s->journal_errors);
 	emit(ctx, "journal_pending", s->npending + s->pending_all);
 	emit(ctx, "node_syncs", (int64_t)LD(n->syncs));
 	emit(ctx, "node_sync_failures", (int64_t)LD(n->sync_failures));
 	emit(ctx, "node_gaps", (int64_t)LD(n->gaps));
 	emit(ctx, "invalidations", (int64_t)LD(n->invalidations));
+	emit(ctx, "own_skipped", (int64_t)LD(n->own_skipped));
 	emit(ctx, "invalidation_lag_ms", (int64_t)LD(n->lag_ms_last));
 	emit(ctx, "stale_served", (int64_t)LD(n->stale_served));
 	emit(ctx, "stale_refused", (int64_t)LD(n->stale_refused));
@@ -810,6 +1041,15 @@ static int tl_failure(void *sp, char *err)
 	tl_state *s = sp;
 
 	return s && s->slow->failure ? s->slow->failure(s->sst, err) : TC_FAIL_NONE;
+}
+
+/* The slow engine's: it holds every entry (the fast level a subset) and
+ * answers every listing. */
+static unsigned tl_caps_of(void *sp)
+{
+	tl_state *s = sp;
+
+	return s->slow->caps;
 }
 
 static void tl_defaults(void *config)
@@ -888,4 +1128,5 @@ const tc_backend tc_backend_twolevel = {
 	.verify = tl_verify,
 	.failure = tl_failure,
 	.mshutdown = tc_tl_node_shutdown,
+	.caps_of = tl_caps_of,
 };

@@ -77,11 +77,25 @@ typedef struct {
 	uint64_t gen;              /* odd while a sync applies records */
 	uint64_t syncs, sync_failures, gaps, invalidations, lag_ms_last;
 	uint64_t stale_served, stale_refused;
+	uint64_t node_id;          /* random, new with every reset: stamps this node's records */
+	uint64_t nonce;            /* last write nonce handed out (atomic add) */
+	uint64_t own_skipped;      /* records of this node's own writes not applied again */
 } tc_tl_node;
+
+/* Own-save marks (tc_twolevel.c, "own writes"): a table mapped after the
+ * node state page, slot = hash(id) % TC_TL_MARKS: the hash of the id and
+ * word (nonce, pid) of the save whose fast copy this node holds. A journal
+ * record of a save is skipped only when that copy is the save's own or a
+ * later one of the same process (tc_twolevel.c, mark_supersedes()). */
+typedef struct {
+	uint64_t h, nonce;
+} tc_tl_mark;
+#define TC_TL_MARKS 32768
 
 /* tc_twolevel_node.c */
 typedef struct {
 	tc_tl_node *n;
+	tc_tl_mark *marks;   /* TC_TL_MARKS slots */
 	void *map;
 } tc_tl_nodeh;
 int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h, char *err);

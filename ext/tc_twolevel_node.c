@@ -22,8 +22,9 @@
 #include <unistd.h>
 #include "tc_twolevel.h"
 
-#define TC_TL_MAGIC UINT64_C(0x314c564c4f575454) /* "TTWOLVL1" */
+#define TC_TL_MAGIC UINT64_C(0x324c564c4f575454) /* "TTWOLVL2": with node_id and the marks */
 #define TC_TL_PAGE 4096
+#define TC_TL_SIZE (TC_TL_PAGE + TC_TL_MARKS * sizeof(tc_tl_mark))
 
 typedef struct tl_map {
 	struct tl_map *next;
@@ -35,6 +36,23 @@ typedef struct tl_map {
 } tl_map;
 
 static tl_map *maps;
+
+static uint64_t node_id_new(void)
+{
+	struct timespec ts;
+	uint64_t r = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
+			r = 0;
+		}
+		close(fd);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r ^= (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ ((uint64_t)getpid() << 32);
+	return r ? r : 1;
+}
 
 static int open_fd(const char *path, int mode)
 {
@@ -70,12 +88,12 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 			snprintf(err, TC_ERRBUF, "cannot open the node state file %s: %s", path, strerror(errno));
 			return TC_ERR;
 		}
-		if (fstat(fd, &sb) != 0 || (sb.st_size < TC_TL_PAGE && ftruncate(fd, TC_TL_PAGE) != 0)) {
+		if (fstat(fd, &sb) != 0 || ((size_t)sb.st_size < TC_TL_SIZE && ftruncate(fd, (off_t)TC_TL_SIZE) != 0)) {
 			snprintf(err, TC_ERRBUF, "cannot size the node state file %s: %s", path, strerror(errno));
 			close(fd);
 			return TC_ERR;
 		}
-		p = mmap(NULL, TC_TL_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		p = mmap(NULL, TC_TL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p == MAP_FAILED) {
 			snprintf(err, TC_ERRBUF, "cannot map the node state file %s: %s", path, strerror(errno));
 			close(fd);
@@ -84,7 +102,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 		m = calloc(1, sizeof(*m));
 		if (!m || !(m->path = strdup(path))) {
 			free(m);
-			munmap(p, TC_TL_PAGE);
+			munmap(p, TC_TL_SIZE);
 			close(fd);
 			snprintf(err, TC_ERRBUF, "out of memory");
 			return TC_ERR;
@@ -97,6 +115,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 		maps = m;
 	}
 	h->n = m->n;
+	h->marks = (tc_tl_mark *)(void *)((char *)m->n + TC_TL_PAGE);
 	h->map = m;
 	/* a new file, or one left by a segment that was since replaced: start
 	 * over (applied 0 never matches a journal, so the first sync empties
@@ -115,7 +134,9 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 		if (got) {
 			if (m->n->magic != TC_TL_MAGIC || m->n->ino != ino) {
 				memset(m->n, 0, sizeof(*m->n));
+				memset(h->marks, 0, TC_TL_MARKS * sizeof(tc_tl_mark));
 				m->n->ino = ino;
+				m->n->node_id = node_id_new();
 				__atomic_store_n(&m->n->magic, TC_TL_MAGIC, __ATOMIC_RELEASE);
 			}
 			flock(m->fd, LOCK_UN);
@@ -152,7 +173,7 @@ void tc_tl_node_shutdown(void)
 		tl_map *m = maps;
 
 		maps = m->next;
-		munmap(m->n, TC_TL_PAGE);
+		munmap(m->n, TC_TL_SIZE);
 		close(m->fd);
 		free(m->path);
 		free(m);
