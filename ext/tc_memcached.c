@@ -782,12 +782,14 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
 
 /*
  * <prefix>c, one per server, replaces a bare namespace version: u8 'C',
- * u8 1, u16 0, u32 count, u64 epoch (the namespace version: records hold
- * it), u64 seq (tags cleaned on this server since the epoch began), then
- * the 64-bit hashes of the last `count` (at most CLOG_MAX) tag keys
- * cleaned, oldest first: hash j was clean number seq - count + 1 + j. A
- * clean by tag sets the tag's new version, then appends to the log with
- * gets/cas; clean('all') writes a new epoch.
+ * u8 2, u16 0, u32 0, u64 epoch (the namespace version: records hold it),
+ * u64 base, then the 64-bit hashes of the tag keys cleaned, oldest first:
+ * hash j is clean number base + 1 + j of the epoch, seq = base + count. A
+ * clean by tag sets the tag's new version, then appends the hashes to the
+ * log (memcached's append: atomic, one round trip, no read); one clean in
+ * CLOG_TRIM_EVERY (and any clean of many tags) then trims the log to its
+ * last CLOG_KEEP hashes with gets/cas (a lost race leaves it for the next).
+ * clean('all') writes a new epoch.
  *
  * Each load reads the log with the entry (two keys, one round trip), so a
  * process can keep the tag versions it has read: a cached version is used
@@ -805,10 +807,10 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
  * log said so, or is named by a later part of the log.
  */
 #define CLOG_MAGIC 'C'
-#define CLOG_VERSION 1
+#define CLOG_VERSION 2
 #define CLOG_HDR 24
-#define CLOG_MAX 48
-#define CLOG_CAS_TRIES 64
+#define CLOG_KEEP 32         /* hashes a trim keeps */
+#define CLOG_TRIM_EVERY 8    /* one clean in this many trims the log */
 #define VIEWS_MAX 16
 #define TVC_WAYS 4
 #define TVC_MIN_SLOTS 1024
@@ -822,28 +824,33 @@ typedef struct {
 
 static int clog_parse(const char *p, size_t len, clog_t *c)
 {
-	if (!p || len < CLOG_HDR || p[0] != CLOG_MAGIC || p[1] != CLOG_VERSION) {
+	uint64_t base;
+
+	if (!p || len < CLOG_HDR || p[0] != CLOG_MAGIC || p[1] != CLOG_VERSION || (len - CLOG_HDR) % 8 != 0) {
 		return -1;
 	}
-	memcpy(&c->count, p + 4, 4);
 	memcpy(&c->epoch, p + 8, 8);
-	memcpy(&c->seq, p + 16, 8);
-	if (c->count > CLOG_MAX || c->count > c->seq || len != CLOG_HDR + (size_t)c->count * 8 || c->epoch == 0) {
+	memcpy(&base, p + 16, 8);
+	c->count = (uint32_t)((len - CLOG_HDR) / 8);
+	if (c->epoch == 0 || (len - CLOG_HDR) / 8 > UINT32_MAX || base > UINT64_MAX - c->count) {
 		return -1;
 	}
+	c->seq = base + c->count;
 	c->hashes = p + CLOG_HDR;
 	return 0;
 }
 
-/* buf: CLOG_HDR + CLOG_MAX * 8 bytes; returns the length */
+/* A log of `count` hashes whose last is clean number seq (count <= seq);
+ * buf: CLOG_HDR + count * 8 bytes. Returns the length. */
 static size_t clog_build(char *buf, uint64_t epoch, uint64_t seq, const char *hashes, uint32_t count)
 {
+	uint64_t base = seq - count;
+
+	memset(buf, 0, CLOG_HDR);
 	buf[0] = CLOG_MAGIC;
 	buf[1] = CLOG_VERSION;
-	buf[2] = buf[3] = 0;
-	memcpy(buf + 4, &count, 4);
 	memcpy(buf + 8, &epoch, 8);
-	memcpy(buf + 16, &seq, 8);
+	memcpy(buf + 16, &base, 8);
 	if (count) {
 		memmove(buf + CLOG_HDR, hashes, (size_t)count * 8);
 	}
@@ -1627,62 +1634,50 @@ static char *log_gets(tcm_conn *cn, const char *g, size_t gl, const char *key, s
 	return v;
 }
 
-/* Appends the tag key hashes th[0..n) to the clean log of every server
- * (gets/cas, retried). A log that is missing or not ours is made anew with
- * a new epoch, as is one whose cas keeps failing: either invalidates every
- * entry of the server, the safe side. */
+/* Trims the log of the server of g to its last CLOG_KEEP hashes (gets/cas;
+ * a lost race or a failure leaves it to a later clean). */
+static void log_trim(tcm_conn *cn, const char *g, size_t gl, const char *key, size_t klen)
+{
+	char buf[CLOG_HDR + CLOG_KEEP * 8];
+	memcached_return_t rc;
+	uint64_t cas = 0;
+	size_t len = 0;
+	char *v = log_gets(cn, g, gl, key, klen, &len, &cas, &rc);
+	clog_t log;
+
+	if (v && clog_parse(v, len, &log) == 0 && log.count > CLOG_KEEP) {
+		size_t blen = clog_build(buf, log.epoch, log.seq, log.hashes + (size_t)(log.count - CLOG_KEEP) * 8, CLOG_KEEP);
+
+		rc = memcached_cas_by_key(cn->mc, g, gl, key, klen, buf, blen, 0, 0, cas);
+		(void)rc;
+	}
+	free(v);
+}
+
+/* Appends the tag key hashes th[0..n) to the clean log of every server. A
+ * log that is missing is made anew with a new epoch (every entry of the
+ * server was a miss already). */
 static int log_append(tcm_state *st, tcm_conn *cn, const char *key, size_t klen, const uint64_t *th, size_t n)
 {
-	char buf[CLOG_HDR + CLOG_MAX * 8], hs[CLOG_MAX * 8];
-	int i, ret = TC_OK;
+	char hdr[CLOG_HDR];
+	int i, ret = TC_OK, trim = n >= CLOG_TRIM_EVERY || new_version() % CLOG_TRIM_EVERY == 0;
 
 	for (i = 0; i < cn->nservers; i++) {
 		const char *g = cn->group[i];
-		size_t gl = strlen(g), len = 0, blen;
-		memcached_return_t rc = MEMCACHED_SUCCESS;
-		int attempt, done = 0;
+		size_t gl = strlen(g);
+		memcached_return_t rc = memcached_append_by_key(cn->mc, g, gl, key, klen, (const char *)th, n * 8, 0, 0);
 
-		for (attempt = 0; attempt < CLOG_CAS_TRIES && !done; attempt++) {
-			uint64_t cas = 0;
-			char *v = log_gets(cn, g, gl, key, klen, &len, &cas, &rc);
-			clog_t log;
-
-			if (memcached_failed(rc)) {
-				break;
-			}
-			if (v && clog_parse(v, len, &log) == 0) {
-				/* the last CLOG_MAX of the old hashes and the new ones */
-				size_t keep = (size_t)log.count, add = n < CLOG_MAX ? n : CLOG_MAX, k;
-
-				if (keep + add > CLOG_MAX) {
-					keep = CLOG_MAX - add;
-				}
-				memcpy(hs, log.hashes + ((size_t)log.count - keep) * 8, keep * 8);
-				for (k = 0; k < add; k++) {
-					memcpy(hs + (keep + k) * 8, &th[n - add + k], 8);
-				}
-				blen = clog_build(buf, log.epoch, log.seq + n, hs, (uint32_t)(keep + add));
-				rc = memcached_cas_by_key(cn->mc, g, gl, key, klen, buf, blen, 0, 0, cas);
-			} else {
-				blen = clog_build(buf, new_version(), 0, NULL, 0);
-				rc = v ? memcached_set_by_key(cn->mc, g, gl, key, klen, buf, blen, 0, 0)
-				       : memcached_add_by_key(cn->mc, g, gl, key, klen, buf, blen, 0, 0);
-			}
-			free(v);
-			if (rc == MEMCACHED_SUCCESS) {
-				done = 1;
-			} else if (rc != MEMCACHED_DATA_EXISTS && rc != MEMCACHED_NOTSTORED && rc != MEMCACHED_NOTFOUND) {
-				break;
+		if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_NOTFOUND) {
+			/* no log: a new epoch (add: a concurrent maker's is as good) */
+			rc = memcached_add_by_key(cn->mc, g, gl, key, klen, hdr, clog_build(hdr, new_version(), 0, NULL, 0), 0, 0);
+			if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
+				rc = memcached_append_by_key(cn->mc, g, gl, key, klen, (const char *)th, n * 8, 0, 0);
 			}
 		}
-		if (!done && attempt == CLOG_CAS_TRIES) {
-			/* contended past CLOG_CAS_TRIES: a new epoch */
-			blen = clog_build(buf, new_version(), 0, NULL, 0);
-			rc = memcached_set_by_key(cn->mc, g, gl, key, klen, buf, blen, 0, 0);
-			done = rc == MEMCACHED_SUCCESS;
-		}
-		if (!done) {
+		if (memcached_failed(rc)) {
 			ret = clean_failed(st, cn, g, rc);
+		} else if (trim) {
+			log_trim(cn, g, gl, key, klen);
 		}
 	}
 	return ret;

@@ -167,7 +167,18 @@ static void test_clean_log(void)
 	tc_test_mc_log_put(h2, 666);
 	EXPECT(tc_test_mc_log_observe(0, 0, NULL, 0, 1) == 0 && tc_test_mc_log_get(h2, &ver, &old) == 0,
 	       "a missing log kept h2");
-	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of epoch 0 (version 0) parses");
+	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of version 0 parses");
+	junk[1] = 2;
+	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of epoch 0 parses");
+	junk[8] = 1;
+	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) == 0, "a log of epoch 1, no cleans, does not parse");
+	{
+		char longer[24 + 8 + 3] = {0};
+
+		memcpy(longer, junk, sizeof(junk));
+		EXPECT(tc_test_mc_log_parse(longer, sizeof(longer) - 3) == 0 && tc_test_mc_log_parse(longer, sizeof(longer)) != 0,
+		       "a log with a piece of a hash parses (or one with a whole hash does not)");
+	}
 	EXPECT(tc_test_mc_log_parse("hello", 5) != 0, "a foreign value parses as a log");
 	EXPECT(tc_test_mc_log_observe(9, 1, ring, 2, 0) != 0, "a log naming more cleans than its seq parses");
 	u_end();

@@ -1,5 +1,5 @@
 --TEST--
-the clean log: cleans by other processes, concurrent (gets/cas) or more than the log holds, or clean('all'), make every entry of their tags a miss in a process that caches the tags' versions
+the clean log: cleans by other processes, concurrent (append) or more than the log holds, or clean('all'), make every entry of their tags a miss in a process that caches the tags' versions
 --EXTENSIONS--
 tagcache
 --SKIPIF--
