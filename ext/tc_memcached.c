@@ -489,33 +489,44 @@ static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, con
 	return TC_OK;
 }
 
-/* Key buffers for an entry's tags. */
+/* Key buffers for an entry's tags: one block, on the stack (inl) up to
+ * KS_INLINE keys, else malloc'd (mem). th[]: the tags' name hashes. */
+#define KS_INLINE 12
+#define KS_PER_KEY (sizeof(char *) + sizeof(size_t) + 2 * sizeof(uint64_t) + TCM_KEY_MAX + 1 + 1)
 typedef struct {
 	char (*buf)[TCM_KEY_MAX + 1];
 	const char **keys;
 	size_t *lens;
-	uint64_t *vers;
+	uint64_t *vers, *th;
 	char *have;
+	char *mem;
+	uint64_t inl[(KS_INLINE * KS_PER_KEY + 7) / 8];
 } keyset;
 
 static int keyset_init(keyset *ks, size_t n)
 {
+	char *p;
+
 	n = n ? n : 1;
-	ks->buf = malloc(n * sizeof(*ks->buf));
-	ks->keys = malloc(n * sizeof(*ks->keys));
-	ks->lens = malloc(n * sizeof(*ks->lens));
-	ks->vers = malloc(n * sizeof(*ks->vers));
-	ks->have = malloc(n);
-	return ks->buf && ks->keys && ks->lens && ks->vers && ks->have ? 0 : -1;
+	ks->mem = NULL;
+	if (n <= KS_INLINE) {
+		p = (char *)ks->inl;
+	} else if (!(p = ks->mem = malloc(n * KS_PER_KEY))) {
+		return -1;
+	}
+	ks->vers = (uint64_t *)p;
+	ks->th = ks->vers + n;
+	ks->lens = (size_t *)(ks->th + n);
+	ks->keys = (const char **)(ks->lens + n);
+	ks->buf = (char (*)[TCM_KEY_MAX + 1])(ks->keys + n);
+	ks->have = (char *)(ks->buf + n);
+	return 0;
 }
 
 static void keyset_free(keyset *ks)
 {
-	free(ks->buf);
-	free(ks->keys);
-	free(ks->lens);
-	free(ks->vers);
-	free(ks->have);
+	free(ks->mem);
+	ks->mem = NULL;
 }
 
 static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, const char *name, size_t nlen)
@@ -857,9 +868,11 @@ static size_t clog_build(char *buf, uint64_t epoch, uint64_t seq, const char *ha
 	return CLOG_HDR + (size_t)count * 8;
 }
 
-static uint64_t tag_key_hash(const char *key, size_t klen)
+/* A tag's hash in the log and the version cache: of its name (the prefix
+ * is the view's). */
+static uint64_t tag_hash(const char *name, size_t len)
 {
-	uint64_t h = tc_hash(key, klen, UINT64_C(0x636c6f67));
+	uint64_t h = tc_hash(name, len, UINT64_C(0x636c6f67));
 
 	return h ? h : 1;
 }
@@ -1026,15 +1039,15 @@ static void view_observe(tcm_view *v, const clog_t *c)
 
 #define NEED_READ 2   /* check_tags(): versions still to read */
 
-/* Where a tag key is among keys[first..n) (looked up from *cursor on: the
- * hint and the record name tags in one order), or n. */
-static size_t find_key(const keyset *ks, size_t first, size_t n, size_t *cursor, const char *key, size_t kl)
+/* Where the tag of name hash th is among keys[first..n) (looked up from
+ * *cursor on: the hint and the record name tags in one order), or n. */
+static size_t find_key(const keyset *ks, size_t first, size_t n, size_t *cursor, uint64_t th)
 {
 	size_t j, k, m = n - first;
 
 	for (k = 0; k < m; k++) {
 		j = first + (*cursor - first + k) % m;
-		if (ks->lens[j] == kl && memcmp(ks->keys[j], key, kl) == 0) {
+		if (ks->th[j] == th) {
 			*cursor = j + 1 < n ? j + 1 : first;
 			return j;
 		}
@@ -1060,32 +1073,41 @@ static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, 
 	*npend = 0;
 	for (i = 0, off = 0; i < rec->ntags; i++) {
 		char key[TCM_KEY_MAX + 1];
+		const char *name;
 		uint16_t tl;
-		uint64_t rv, cv = 0, old;
-		size_t kl;
+		uint64_t rv, cv = 0, old, th;
+		size_t kl = 0;
 
 		memcpy(&tl, rec->tags + off, 2);
-		memcpy(&rv, rec->tags + off + 2 + tl, 8);
-		kl = make_key(st, 't', rec->tags + off + 2, tl, key);
+		name = rec->tags + off + 2;
+		memcpy(&rv, name + tl, 8);
 		off += 2 + (size_t)tl + 8;
-		j = n > first ? find_key(ks, first, n, &cursor, key, kl) : n;
+		th = tag_hash(name, tl);
+		j = n > first ? find_key(ks, first, n, &cursor, th) : n;
 		if (j < n) {
-			if (!ks->have[j] || ks->vers[j] != rv) {
-				return TC_MISS;   /* cleaned by that tag, or its version was evicted */
+			kl = make_key(st, 't', name, tl, key);
+			if (kl == ks->lens[j] && memcmp(key, ks->keys[j], kl) == 0) {
+				if (!ks->have[j] || ks->vers[j] != rv) {
+					return TC_MISS;   /* cleaned by that tag, or its version was evicted */
+				}
+				continue;
 			}
-			continue;
 		}
 		if (v) {
-			if (tver_get(v, tag_key_hash(key, kl), &cv, &old) && cv == rv) {
+			if (tver_get(v, th, &cv, &old) && cv == rv) {
 				continue;
 			}
 			if (old != 0 && old == rv) {
 				return TC_MISS;   /* the log named this version of the tag as cleaned */
 			}
 		}
+		if (!kl) {
+			kl = make_key(st, 't', name, tl, key);
+		}
 		memcpy(tk->buf[*npend], key, kl + 1);
 		tk->keys[*npend] = tk->buf[*npend];
 		tk->lens[*npend] = kl;
+		tk->th[*npend] = th;
 		want[*npend] = rv;
 		(*npend)++;
 	}
@@ -1101,7 +1123,7 @@ static int check_pending(const tcm_view *v, const keyset *tk, const uint64_t *wa
 
 	for (j = 0; j < np; j++) {
 		if (tk->have[j] && v) {
-			tver_put(v, tag_key_hash(tk->keys[j], tk->lens[j]), tk->vers[j]);
+			tver_put(v, tk->th[j], tk->vers[j]);
 		}
 		if (!tk->have[j] || tk->vers[j] != want[j]) {
 			r = TC_MISS;
@@ -1121,13 +1143,13 @@ static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_n
 	keyset_put(ks, 1, st, 'c', NULL, 0);
 	for (i = 0; hint && i < hint->ntags; i++) {
 		size_t nl = (unsigned char)hint->names[off];
-		uint64_t cv, old;
+		uint64_t cv, old, th = tag_hash(hint->names + off + 1, nl);
 
-		keyset_put(ks, n, st, 't', hint->names + off + 1, nl);
-		off += 1 + nl;
-		if (!view || !tver_get(view, tag_key_hash(ks->keys[n], ks->lens[n]), &cv, &old)) {
-			n++;
+		if (!view || !tver_get(view, th, &cv, &old)) {
+			keyset_put(ks, n, st, 't', hint->names + off + 1, nl);
+			ks->th[n++] = th;
 		}
+		off += 1 + nl;
 	}
 	return n;
 }
@@ -1175,7 +1197,7 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 		view_observe(view, have_log ? &log : NULL);
 		for (j = 2; j < n; j++) {
 			if (ks.have[j]) {
-				tver_put(view, tag_key_hash(ks.keys[j], ks.lens[j]), ks.vers[j]);
+				tver_put(view, ks.th[j], ks.vers[j]);
 			}
 		}
 	}
@@ -1186,7 +1208,7 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	}
 	st->held = raw[0];
 	r = TC_MISS;
-	memset(&tk, 0, sizeof(tk));
+	tk.mem = NULL;
 	if (rec_parse(raw[0], rawlen[0], rec) != 0) {
 		goto out;   /* not a record of ours */
 	}
@@ -1327,7 +1349,7 @@ static int log_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t g
  * a concurrent writer's value wins). Versions read after the log read in
  * the same mget go into the cache. */
 static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, keyset *ks, size_t n,
-                             uint64_t *epoch)
+                             const tc_str *names, uint64_t *epoch)
 {
 	tcm_view *view = view_of(st, cn, group, glen);
 	char *raw;
@@ -1380,7 +1402,7 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 			return failed(st, cn, group, glen, MEMCACHED_NOTSTORED, "creating a version key");
 		}
 		if (view && cache) {
-			tver_put(view, tag_key_hash(ks->keys[i], ks->lens[i]), ks->vers[i]);
+			tver_put(view, tag_hash(names[i - 1].p, names[i - 1].len), ks->vers[i]);
 		}
 	}
 	return TC_OK;
@@ -1495,7 +1517,7 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	for (i = 0; i < ntags; i++) {
 		keyset_put(&ks, i + 1, st, 't', tags[i].p, tags[i].len);
 	}
-	r = versions_for_save(st, cn, ekey, eklen, &ks, ntags + 1, &epoch);
+	r = versions_for_save(st, cn, ekey, eklen, &ks, ntags + 1, tags, &epoch);
 	if (r != TC_OK) {
 		keyset_free(&ks);
 		return r;
@@ -1729,7 +1751,7 @@ static int mc_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 		for (i = 0; i < ntags; i++) {
 			size_t kl = make_key(st, 't', tags[i].p, tags[i].len, key);
 
-			th[i] = tag_key_hash(key, kl);
+			th[i] = tag_hash(tags[i].p, tags[i].len);
 			if (bump(st, cn, key, kl, NULL, 0) != TC_OK) {
 				ret = TC_ERR;
 			}

@@ -118,7 +118,7 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
 			off += 2 + (size_t)tl + 8;
 		}
 		if (view && ks.have[j]) {
-			tver_put(view, tag_key_hash(ks.keys[j], ks.lens[j]), ks.vers[j]);
+			tver_put(view, ks.th[j], ks.vers[j]);
 		}
 	}
 	/* fetch_entry() after rec_parse() and the id, log and expiry checks */
