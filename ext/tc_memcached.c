@@ -4,14 +4,16 @@
  * ours) and the operations of the tc_backend vtable.
  *
  * memcached cannot list keys, so tags work through version keys: each
- * entry records the version of the namespace and of each of its tags at
- * save time; a load compares them with the current versions, and a clean
- * by tag (or clean('all'), for the namespace) gives them new random
- * values. A missing version (evicted, never set) never equals a recorded
- * one: the entry counts as invalidated. Version keys live on the server of
- * the entry that reads them (memcached_*_by_key with the entry's key as
- * group key), one copy per server: a load talks to one server only, and a
- * server that is down affects only its own keys. Listings (getIds,
+ * entry records the namespace's epoch and the version of each of its tags
+ * at save time; a load compares them with the current ones, and a clean by
+ * tag (or clean('all'), for the epoch) gives them new random values. The
+ * epoch lives in a clean log that also names the last tags cleaned, read
+ * with every load: a process caches the tag versions it read and uses them
+ * until the log names their tag (see "clean log" below). Version keys and
+ * the log live on the server of the entry that reads them
+ * (memcached_*_by_key with the entry's key as group key), one copy per
+ * server: a load talks to one server only, and a server that is down
+ * affects only its own keys. Listings (getIds,
  * getTags, getIdsMatching*) are empty, and the capabilities say so.
  */
 #ifdef HAVE_CONFIG_H
@@ -220,7 +222,7 @@ static void mc_close(void *sp)
 /* ------------------------------------------------------------ key layout */
 
 /*
- *   <prefix>n              namespace version (one copy per server)
+ *   <prefix>c              clean log: the epoch, the last cleans (one per server)
  *   <prefix>e:<id>         entry record
  *   <prefix>t:<tag>        tag version (one copy per server)
  * An id or tag of other bytes than [A-Za-z0-9_.{}-], or one too long for
@@ -351,8 +353,8 @@ static int failed(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, m
 
 /*
  * u8 'T', u8 version, u8 codec, u8 0, u32 id length, u32 tag count,
- * u32 value length (decompressed), i64 expire, i64 mtime, u64 namespace
- * version; the id; per tag: u16 length, the name, u64 its version; the
+ * u32 value length (decompressed), i64 expire, i64 mtime, u64 epoch (of
+ * the clean log); the id; per tag: u16 length, the name, u64 its version; the
  * value (zlib-compressed when codec is 1). Native byte order.
  */
 typedef struct {
@@ -424,18 +426,19 @@ static int rec_parse(char *p, size_t len, rec_t *r)
 
 /* mget of n keys on the server of `group`: the values found (16 hex
  * digits) in vers[], have[i] = 1 for each. TC_OK or TC_ERR (recorded).
- * If `entry` is given, keys[0] is an entry whose value is taken whole
- * into *entry (malloc'd, NULL when missing). */
+ * The first nraw keys are taken whole instead: raw[i] (malloc'd, NULL when
+ * missing), rawlen[i]. */
 static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, const char *const *keys,
-                const size_t *klens, size_t n, uint64_t *vers, char *have, char **entry, size_t *elen)
+                const size_t *klens, size_t n, uint64_t *vers, char *have, size_t nraw, char **raw, size_t *rawlen)
 {
 	memcached_return_t rc;
 	memcached_result_st res;
-	size_t next = 0;
+	size_t next = 0, i;
 
 	memset(have, 0, n);
-	if (entry) {
-		*entry = NULL;
+	for (i = 0; i < nraw; i++) {
+		raw[i] = NULL;
+		rawlen[i] = 0;
 	}
 	rc = memcached_mget_by_key(cn->mc, group, glen, keys, klens, n);
 	if (memcached_failed(rc)) {
@@ -447,7 +450,7 @@ static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, con
 	}
 	for (;;) {
 		const char *k;
-		size_t kl, i, j;
+		size_t kl, j;
 
 		if (!memcached_fetch_result(cn->mc, &res, &rc)) {
 			break;
@@ -465,11 +468,11 @@ static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, con
 			continue;
 		}
 		next = i + 1;
-		if (entry && i == 0) {
-			if (!*entry) {
-				*elen = memcached_result_length(&res);
-				*entry = memcached_result_take_value(&res);
-				have[0] = *entry != NULL;
+		if (i < nraw) {
+			if (!raw[i]) {
+				rawlen[i] = memcached_result_length(&res);
+				raw[i] = memcached_result_take_value(&res);
+				have[i] = raw[i] != NULL;
 			}
 			continue;
 		}
@@ -477,42 +480,53 @@ static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, con
 	}
 	memcached_result_free(&res);
 	if (rc != MEMCACHED_END && rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
-		if (entry) {
-			free(*entry);
-			*entry = NULL;
+		for (i = 0; i < nraw; i++) {
+			free(raw[i]);
+			raw[i] = NULL;
 		}
 		return failed(st, cn, group, glen, rc, "get");
 	}
 	return TC_OK;
 }
 
-/* Key buffers for an entry's tags. */
+/* Key buffers for an entry's tags: one block, on the stack (inl) up to
+ * KS_INLINE keys, else malloc'd (mem). th[]: the tags' name hashes. */
+#define KS_INLINE 12
+#define KS_PER_KEY (sizeof(char *) + sizeof(size_t) + 2 * sizeof(uint64_t) + TCM_KEY_MAX + 1 + 1)
 typedef struct {
 	char (*buf)[TCM_KEY_MAX + 1];
 	const char **keys;
 	size_t *lens;
-	uint64_t *vers;
+	uint64_t *vers, *th;
 	char *have;
+	char *mem;
+	uint64_t inl[(KS_INLINE * KS_PER_KEY + 7) / 8];
 } keyset;
 
 static int keyset_init(keyset *ks, size_t n)
 {
+	char *p;
+
 	n = n ? n : 1;
-	ks->buf = malloc(n * sizeof(*ks->buf));
-	ks->keys = malloc(n * sizeof(*ks->keys));
-	ks->lens = malloc(n * sizeof(*ks->lens));
-	ks->vers = malloc(n * sizeof(*ks->vers));
-	ks->have = malloc(n);
-	return ks->buf && ks->keys && ks->lens && ks->vers && ks->have ? 0 : -1;
+	ks->mem = NULL;
+	if (n <= KS_INLINE) {
+		p = (char *)ks->inl;
+	} else if (!(p = ks->mem = malloc(n * KS_PER_KEY))) {
+		return -1;
+	}
+	ks->vers = (uint64_t *)p;
+	ks->th = ks->vers + n;
+	ks->lens = (size_t *)(ks->th + n);
+	ks->keys = (const char **)(ks->lens + n);
+	ks->buf = (char (*)[TCM_KEY_MAX + 1])(ks->keys + n);
+	ks->have = (char *)(ks->buf + n);
+	return 0;
 }
 
 static void keyset_free(keyset *ks)
 {
-	free(ks->buf);
-	free(ks->keys);
-	free(ks->lens);
-	free(ks->vers);
-	free(ks->have);
+	free(ks->mem);
+	ks->mem = NULL;
 }
 
 static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, const char *name, size_t nlen)
@@ -525,10 +539,11 @@ static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, con
 
 /*
  * The tag names an entry had when this process last read or wrote it, so
- * that a load can ask for the entry, the namespace version and (a guess)
- * its tags' versions in one round trip. A missing or wrong guess costs the
- * second round trip, never a wrong answer: the versions compared are
- * always those of the tags named in the record that was read.
+ * that a load can ask for the entry, the clean log and (a guess) the
+ * versions of its tags that are not cached in one round trip. A missing
+ * or wrong guess costs the second round trip, never a wrong answer: the
+ * versions compared are always those of the tags named in the record that
+ * was read.
  *
  * Per process, sized by memory, not by a count: a chained hash table on
  * the 64-bit hash of the entry key (prefix included), one malloc'd node
@@ -684,20 +699,6 @@ static const hint_node *hint_find(const tcm_state *st, const char *ekey, size_t 
 	return n;
 }
 
-/* A hint's tag keys into ks from index `first` on; returns how many. */
-static size_t hint_fill(const tcm_state *st, const hint_node *n, keyset *ks, size_t first)
-{
-	size_t off = 0, i;
-
-	for (i = 0; i < n->ntags; i++) {
-		size_t nl = (unsigned char)n->names[off];
-
-		keyset_put(ks, first + i, st, 't', n->names + off + 1, nl);
-		off += 1 + nl;
-	}
-	return n->ntags;
-}
-
 /* Whether the hint names the record's tags, in its order. */
 static int hint_matches(const hint_node *n, const rec_t *rec)
 {
@@ -788,104 +789,458 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
 	hints.count++;
 }
 
-/* ----------------------------------------------------------- read path */
+/* ---------------------------------------------- clean log, version cache */
 
 /*
- * The entry of an id, checked: one mget of the record and the namespace
- * version on the entry's server, then (when it has tags) one mget of its
- * tags' versions on the same server. TC_OK with the record parsed (its
+ * <prefix>c, one per server, replaces a bare namespace version: u8 'C',
+ * u8 2, u16 0, u32 0, u64 epoch (the namespace version: records hold it),
+ * u64 base, then the 64-bit hashes of the tag keys cleaned, oldest first:
+ * hash j is clean number base + 1 + j of the epoch, seq = base + count. A
+ * clean by tag sets the tag's new version, then appends the hashes to the
+ * log (memcached's append: atomic, one round trip, no read); one clean in
+ * CLOG_TRIM_EVERY (and any clean of many tags) then trims the log to its
+ * last CLOG_KEEP hashes with gets/cas (a lost race leaves it for the next).
+ * clean('all') writes a new epoch.
+ *
+ * Each load reads the log with the entry (two keys, one round trip), so a
+ * process can keep the tag versions it has read: a cached version is used
+ * without reading its key while no clean of that tag (or a gap: more cleans
+ * than the log holds since this process last looked, a new epoch) was seen
+ * in the log. Per process and per (handle, server, prefix): a view (the
+ * epoch and seq last read, a generation) and one direct-mapped table of
+ * (key hash, version, generation, superseded) slots shared by the views. A
+ * version named by the log as cleaned is kept as superseded: a record that
+ * holds it is a miss with no further read (versions are random, a cleaned
+ * one never comes back). A cached version that differs from the record's
+ * is read again (the key may have been evicted and made anew by a save).
+ * Tag keys are always read after the log (later in one multi-get, or in a
+ * later one), so a version cached under a generation was current when the
+ * log said so, or is named by a later part of the log.
+ */
+#define CLOG_MAGIC 'C'
+#define CLOG_VERSION 2
+#define CLOG_HDR 24
+#define CLOG_KEEP 32         /* hashes a trim keeps */
+#define CLOG_TRIM_EVERY 8    /* one clean in this many trims the log */
+#define VIEWS_MAX 16
+#define TVC_WAYS 4
+#define TVC_MIN_SLOTS 1024
+#define TVC_MAX_SLOTS (1u << 20)
+
+typedef struct {
+	uint64_t epoch, seq;
+	uint32_t count;
+	const char *hashes;      /* count x u64, unaligned */
+} clog_t;
+
+static int clog_parse(const char *p, size_t len, clog_t *c)
+{
+	uint64_t base;
+
+	if (!p || len < CLOG_HDR || p[0] != CLOG_MAGIC || p[1] != CLOG_VERSION || (len - CLOG_HDR) % 8 != 0) {
+		return -1;
+	}
+	memcpy(&c->epoch, p + 8, 8);
+	memcpy(&base, p + 16, 8);
+	c->count = (uint32_t)((len - CLOG_HDR) / 8);
+	if (c->epoch == 0 || (len - CLOG_HDR) / 8 > UINT32_MAX || base > UINT64_MAX - c->count) {
+		return -1;
+	}
+	c->seq = base + c->count;
+	c->hashes = p + CLOG_HDR;
+	return 0;
+}
+
+/* A log of `count` hashes whose last is clean number seq (count <= seq);
+ * buf: CLOG_HDR + count * 8 bytes. Returns the length. */
+static size_t clog_build(char *buf, uint64_t epoch, uint64_t seq, const char *hashes, uint32_t count)
+{
+	uint64_t base = seq - count;
+
+	memset(buf, 0, CLOG_HDR);
+	buf[0] = CLOG_MAGIC;
+	buf[1] = CLOG_VERSION;
+	memcpy(buf + 8, &epoch, 8);
+	memcpy(buf + 16, &base, 8);
+	if (count) {
+		memmove(buf + CLOG_HDR, hashes, (size_t)count * 8);
+	}
+	return CLOG_HDR + (size_t)count * 8;
+}
+
+/* A tag's hash in the log and the version cache: of its name (the prefix
+ * is the view's). */
+static uint64_t tag_hash(const char *name, size_t len)
+{
+	uint64_t h = tc_hash(name, len, UINT64_C(0x636c6f67));
+
+	return h ? h : 1;
+}
+
+typedef struct {
+	uint64_t id;             /* hash of handle, server, prefix; 0: free */
+	uint64_t epoch, seq;     /* epoch 0: not known */
+	uint64_t gen;
+} tcm_view;
+
+typedef struct {
+	uint64_t key, gen;       /* gen 0: empty */
+	uint64_t ver;            /* the current version; 0: the log named the tag as cleaned since */
+	uint64_t old;            /* the version the log last said was cleaned (0: none) */
+} tver_slot;
+
+static struct {
+	tcm_view views[VIEWS_MAX];
+	unsigned next_view;
+	uint64_t gen;
+	tver_slot *slot;         /* TVC_WAYS-slot sets */
+	size_t mask;             /* slots - 1 */
+	unsigned next_way;
+} tvc;
+
+/* The view of the entry key's server, or NULL when versions are not
+ * cached (hint_memory 0, or no memory). */
+static tcm_view *view_of(const tcm_state *st, tcm_conn *cn, const char *ekey, size_t eklen)
+{
+	uint64_t seed[2];
+	uint32_t srv = 0;
+	uint64_t id;
+	size_t want;
+	unsigned i;
+
+	if (st->cfg.hint_memory == 0) {
+		return NULL;
+	}
+	/* a quarter of hint_memory (the largest an instance asked for) */
+	want = TVC_MIN_SLOTS;
+	while (want < TVC_MAX_SLOTS && want * 2 * sizeof(tver_slot) <= (size_t)st->cfg.hint_memory / 4) {
+		want *= 2;
+	}
+	if (!tvc.slot || want > tvc.mask + 1) {
+		tver_slot *n = calloc(want, sizeof(tver_slot));
+
+		if (n) {
+			free(tvc.slot);   /* forgotten: read again */
+			tvc.slot = n;
+			tvc.mask = want - 1;
+		} else if (!tvc.slot) {
+			return NULL;
+		}
+	}
+	if (cn->nservers > 1) {
+		srv = memcached_generate_hash(cn->mc, ekey, eklen);
+	}
+	seed[0] = cn->key;
+	seed[1] = srv;
+	id = tc_hash(seed, sizeof(seed), tc_hash(st->cfg.prefix, strlen(st->cfg.prefix), 0x76696577)) | 1;
+	for (i = 0; i < VIEWS_MAX; i++) {
+		if (tvc.views[i].id == id) {
+			return &tvc.views[i];
+		}
+	}
+	i = tvc.next_view++ % VIEWS_MAX;
+	tvc.views[i].id = id;
+	tvc.views[i].epoch = 0;
+	tvc.views[i].seq = 0;
+	tvc.views[i].gen = ++tvc.gen;
+	return &tvc.views[i];
+}
+
+/* The slot of tag key hash th under view v, or (put) a slot for it: the
+ * set's slot of another generation or view first, else one in turn. */
+static tver_slot *tver_slot_of(const tcm_view *v, uint64_t th, uint64_t *key, int put)
+{
+	tver_slot *set;
+	unsigned w;
+
+	*key = (th ^ (v->id * UINT64_C(0x9e3779b97f4a7c15))) | 1;
+	set = &tvc.slot[((*key ^ (*key >> 29)) & tvc.mask) & ~(size_t)(TVC_WAYS - 1)];
+	for (w = 0; w < TVC_WAYS; w++) {
+		if (set[w].key == *key) {
+			return &set[w];
+		}
+	}
+	if (!put) {
+		return NULL;
+	}
+	for (w = 0; w < TVC_WAYS; w++) {
+		if (set[w].gen == 0 || set[w].gen < v->gen) {
+			return &set[w];   /* empty, or of an older generation (maybe another view's: it reads again) */
+		}
+	}
+	return &set[tvc.next_way++ % TVC_WAYS];
+}
+
+/* 1: the current version in *ver; 0: not known. *old: a version known to
+ * have been cleaned, or 0. */
+static int tver_get(const tcm_view *v, uint64_t th, uint64_t *ver, uint64_t *old)
+{
+	uint64_t key;
+	const tver_slot *s = tver_slot_of(v, th, &key, 0);
+
+	*old = 0;
+	if (!s || s->gen != v->gen) {
+		return 0;
+	}
+	*old = s->old;
+	*ver = s->ver;
+	return s->ver != 0;
+}
+
+static void tver_put(const tcm_view *v, uint64_t th, uint64_t ver)
+{
+	uint64_t key;
+	tver_slot *s = tver_slot_of(v, th, &key, 1);
+
+	if (s->key != key || s->gen != v->gen) {
+		s->old = 0;
+	}
+	s->key = key;
+	s->ver = ver;
+	s->gen = v->gen;
+}
+
+static void view_reset(tcm_view *v, uint64_t epoch, uint64_t seq)
+{
+	v->epoch = epoch;
+	v->seq = seq;
+	v->gen = ++tvc.gen;
+}
+
+/* What the log just read says: the cleans since the view's seq mark their
+ * tags' versions superseded; a gap or a new epoch forgets them all. */
+static void view_observe(tcm_view *v, const clog_t *c)
+{
+	uint64_t s;
+
+	if (!c) {
+		view_reset(v, 0, 0);
+		return;
+	}
+	if (c->epoch != v->epoch || c->seq < v->seq || c->seq - v->seq > c->count) {
+		view_reset(v, c->epoch, c->seq);
+		return;
+	}
+	for (s = v->seq + 1; s <= c->seq; s++) {
+		uint64_t th, key;
+		tver_slot *sl;
+
+		memcpy(&th, c->hashes + (size_t)(c->count - (c->seq - s) - 1) * 8, 8);
+		sl = tver_slot_of(v, th, &key, 0);
+		if (sl && sl->gen == v->gen && sl->ver) {
+			sl->old = sl->ver;
+			sl->ver = 0;
+		}
+	}
+	v->seq = c->seq;
+}
+
+/* ----------------------------------------------------------- read path */
+
+#define NEED_READ 2   /* check_tags(): versions still to read */
+
+/* Where the tag of name hash th is among keys[first..n) (looked up from
+ * *cursor on: the hint and the record name tags in one order), or n. */
+static size_t find_key(const keyset *ks, size_t first, size_t n, size_t *cursor, uint64_t th)
+{
+	size_t j, k, m = n - first;
+
+	for (k = 0; k < m; k++) {
+		j = first + (*cursor - first + k) % m;
+		if (ks->th[j] == th) {
+			*cursor = j + 1 < n ? j + 1 : first;
+			return j;
+		}
+	}
+	return n;
+}
+
+/*
+ * The record's tags against the current versions: those read by the first
+ * multi-get (ks->keys[first..n)), else those cached under view v. TC_OK
+ * (all equal), TC_MISS, or NEED_READ with the keys still to read in tk
+ * (*npend of them; want[]: the record's versions of them). A version read
+ * now decides; a cached one that is fresh and equal decides, as does a
+ * superseded one that equals the record's (that tag was cleaned since);
+ * one that is not cached or differs is read.
+ */
+static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, const keyset *ks, size_t first,
+                      size_t n, keyset *tk, uint64_t *want, size_t *npend)
+{
+	size_t off, j, cursor = first;
+	uint32_t i;
+
+	*npend = 0;
+	for (i = 0, off = 0; i < rec->ntags; i++) {
+		char key[TCM_KEY_MAX + 1];
+		const char *name;
+		uint16_t tl;
+		uint64_t rv, cv = 0, old, th;
+		size_t kl = 0;
+
+		memcpy(&tl, rec->tags + off, 2);
+		name = rec->tags + off + 2;
+		memcpy(&rv, name + tl, 8);
+		off += 2 + (size_t)tl + 8;
+		th = tag_hash(name, tl);
+		j = n > first ? find_key(ks, first, n, &cursor, th) : n;
+		if (j < n) {
+			kl = make_key(st, 't', name, tl, key);
+			if (kl == ks->lens[j] && memcmp(key, ks->keys[j], kl) == 0) {
+				if (!ks->have[j] || ks->vers[j] != rv) {
+					return TC_MISS;   /* cleaned by that tag, or its version was evicted */
+				}
+				continue;
+			}
+		}
+		if (v) {
+			if (tver_get(v, th, &cv, &old) && cv == rv) {
+				continue;
+			}
+			if (old != 0 && old == rv) {
+				return TC_MISS;   /* the log named this version of the tag as cleaned */
+			}
+		}
+		if (!kl) {
+			kl = make_key(st, 't', name, tl, key);
+		}
+		memcpy(tk->buf[*npend], key, kl + 1);
+		tk->keys[*npend] = tk->buf[*npend];
+		tk->lens[*npend] = kl;
+		tk->th[*npend] = th;
+		want[*npend] = rv;
+		(*npend)++;
+	}
+	return *npend ? NEED_READ : TC_OK;
+}
+
+/* The versions of check_tags()'s second read against the record's; they go
+ * into the cache. */
+static int check_pending(const tcm_view *v, const keyset *tk, const uint64_t *want, size_t np)
+{
+	int r = TC_OK;
+	size_t j;
+
+	for (j = 0; j < np; j++) {
+		if (tk->have[j] && v) {
+			tver_put(v, tk->th[j], tk->vers[j]);
+		}
+		if (!tk->have[j] || tk->vers[j] != want[j]) {
+			r = TC_MISS;
+		}
+	}
+	return r;
+}
+
+/* The keys of a load's first mget after the entry's (ks->keys[0]): the
+ * clean log, then the hinted tags whose current version is not cached.
+ * Returns how many keys in all. */
+static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_node *hint, keyset *ks)
+{
+	size_t n = 2, off = 0;
+	uint32_t i;
+
+	keyset_put(ks, 1, st, 'c', NULL, 0);
+	for (i = 0; hint && i < hint->ntags; i++) {
+		size_t nl = (unsigned char)hint->names[off];
+		uint64_t cv, old, th = tag_hash(hint->names + off + 1, nl);
+
+		if (!view || !tver_get(view, th, &cv, &old)) {
+			keyset_put(ks, n, st, 't', hint->names + off + 1, nl);
+			ks->th[n++] = th;
+		}
+		off += 1 + nl;
+	}
+	return n;
+}
+
+/*
+ * The entry of an id, checked: one mget of the record, the clean log and
+ * the versions of the hinted tags that are not cached, on the entry's
+ * server, then, only when a tag's version is still unknown (or differs from
+ * the cached one), one mget of those. TC_OK with the record parsed (its
  * bytes in st->held), TC_MISS, or TC_ERR (recorded).
  */
 static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, char *ekey, size_t *eklen)
 {
 	tcm_conn *cn = tcm_conn_get(st);
 	const hint_node *hint;
-	char *val = NULL;
-	size_t vlen = 0, off, nh;
-	uint32_t i;
+	tcm_view *view;
+	char *raw[2];
+	size_t rawlen[2], n, j, np = 0;
+	uint64_t *want = NULL;
+	clog_t log;
 	keyset ks, tk;
-	keyset *vk = &ks;    /* where the tags' versions are: ks from 2 on, or tk from 0 */
-	size_t v0 = 2;
-	int r, guessed;
+	int r, have_log;
 
 	if (!cn) {
 		return TC_ERR;
 	}
-	/* one mget: the record, the namespace version, the hinted tags' versions */
 	*eklen = make_key(st, 'e', id.p, id.len, ekey);
 	hint = hint_find(st, ekey, *eklen);
-	nh = hint ? hint->ntags : 0;
-	if (keyset_init(&ks, 2 + nh) != 0) {
+	view = view_of(st, cn, ekey, *eklen);
+	if (keyset_init(&ks, 2 + (hint ? hint->ntags : 0)) != 0) {
 		keyset_free(&ks);
 		return TC_ERR;
 	}
 	ks.keys[0] = ekey;
 	ks.lens[0] = *eklen;
-	keyset_put(&ks, 1, st, 'n', NULL, 0);
-	if (hint) {
-		hint_fill(st, hint, &ks, 2);
-	}
-	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, 2 + nh, ks.vers, ks.have, &val, &vlen);
-	if (r != TC_OK || !val) {
+	n = first_keys(st, view, hint, &ks);
+	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, n, ks.vers, ks.have, 2, raw, rawlen);
+	if (r != TC_OK) {
 		keyset_free(&ks);
-		return r != TC_OK ? TC_ERR : TC_MISS;
+		return TC_ERR;
 	}
-	st->held = val;
+	have_log = clog_parse(raw[1], rawlen[1], &log) == 0;
+	if (view) {
+		/* the log first, then what was read after it */
+		view_observe(view, have_log ? &log : NULL);
+		for (j = 2; j < n; j++) {
+			if (ks.have[j]) {
+				tver_put(view, ks.th[j], ks.vers[j]);
+			}
+		}
+	}
+	free(raw[1]);
+	if (!raw[0]) {
+		keyset_free(&ks);
+		return TC_MISS;
+	}
+	st->held = raw[0];
 	r = TC_MISS;
-	memset(&tk, 0, sizeof(tk));
-	if (rec_parse(val, vlen, rec) != 0) {
+	tk.mem = NULL;
+	if (rec_parse(raw[0], rawlen[0], rec) != 0) {
 		goto out;   /* not a record of ours */
 	}
 	if (rec->id_len != id.len || memcmp(rec->id, id.p, id.len) != 0) {
 		st->collisions++;
 		goto out;   /* another id of the same hash */
 	}
-	if (!ks.have[1] || ks.vers[1] != rec->ns) {
-		goto out;   /* clean('all') since, or the namespace version was evicted */
+	if (!have_log || log.epoch != rec->ns) {
+		goto out;   /* clean('all') since, or the log was evicted */
 	}
 	if (!allow_expired && rec->expire < now_s()) {
 		goto out;
 	}
-	/* the hint was right when it names the record's tags */
-	guessed = hint ? hint_matches(hint, rec) : rec->ntags == 0;
-	if (!guessed) {
-		if (keyset_init(&tk, rec->ntags) != 0) {
-			r = TC_ERR;
-			goto out;
-		}
-		for (i = 0, off = 0; i < rec->ntags; i++) {
-			uint16_t tl;
-
-			memcpy(&tl, rec->tags + off, 2);
-			keyset_put(&tk, i, st, 't', rec->tags + off + 2, tl);
-			off += 2 + (size_t)tl + 8;
-		}
-		if (st->cfg.hint_memory > 0) {
-			hint_put(st, ekey, *eklen, NULL, rec->ntags, rec);
-		}
-		st->second_reads += rec->ntags > 0;
-		if (rec->ntags > 0 && mget(st, cn, ekey, *eklen, tk.keys, tk.lens, rec->ntags, tk.vers, tk.have, NULL, NULL)
-		                          != TC_OK) {
-			r = TC_ERR;
-			goto out;
-		}
-		vk = &tk;
-		v0 = 0;
+	if (st->cfg.hint_memory > 0 && !(hint ? hint_matches(hint, rec) : rec->ntags == 0)) {
+		hint_put(st, ekey, *eklen, NULL, rec->ntags, rec);   /* frees the old hint */
 	}
-	r = TC_OK;
-	for (i = 0, off = 0; i < rec->ntags; i++) {
-		uint16_t tl;
-		uint64_t v;
-
-		memcpy(&tl, rec->tags + off, 2);
-		memcpy(&v, rec->tags + off + 2 + tl, 8);
-		off += 2 + (size_t)tl + 8;
-		if (!vk->have[v0 + i] || vk->vers[v0 + i] != v) {
-			r = TC_MISS;   /* cleaned by that tag, or its version was evicted */
-			break;
+	hint = NULL;
+	if (keyset_init(&tk, rec->ntags) != 0 || !(want = malloc((rec->ntags ? rec->ntags : 1) * sizeof(*want)))) {
+		r = TC_ERR;
+		goto out;
+	}
+	r = check_tags(st, view, rec, &ks, 2, n, &tk, want, &np);
+	if (r == NEED_READ) {
+		st->second_reads++;
+		if (mget(st, cn, ekey, *eklen, tk.keys, tk.lens, np, tk.vers, tk.have, 0, NULL, NULL) != TC_OK) {
+			r = TC_ERR;
+			goto out;
 		}
+		r = check_pending(view, &tk, want, np);
 	}
 out:
+	free(want);
 	keyset_free(&ks);
 	keyset_free(&tk);
 	return r;
@@ -942,16 +1297,79 @@ static int mc_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 
 /* ---------------------------------------------------------- write path */
 
-/* The current versions of keys[0..n) on the server of group, creating the
- * missing ones (add: a concurrent writer's value wins). */
-static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, keyset *ks, size_t n)
+/* The clean log of the server of group, made when missing (add: a
+ * concurrent maker's wins) or not ours (set). Its epoch in *epoch. */
+static int log_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, const char *key, size_t klen,
+                        char *raw, size_t rawlen, uint64_t *epoch)
 {
-	size_t i;
+	clog_t log;
+	int attempt;
 
-	if (mget(st, cn, group, glen, ks->keys, ks->lens, n, ks->vers, ks->have, NULL, NULL) != TC_OK) {
+	for (attempt = 0; attempt < 3; attempt++) {
+		char buf[CLOG_HDR];
+		memcached_return_t rc;
+		uint64_t e;
+		size_t len;
+		uint32_t fl = 0;
+
+		if (clog_parse(raw, rawlen, &log) == 0) {
+			*epoch = log.epoch;
+			if (attempt > 0) {
+				free(raw);
+			}
+			return TC_OK;
+		}
+		e = new_version();
+		len = clog_build(buf, e, 0, NULL, 0);
+		rc = raw ? memcached_set_by_key(cn->mc, group, glen, key, klen, buf, len, 0, 0)
+		         : memcached_add_by_key(cn->mc, group, glen, key, klen, buf, len, 0, 0);
+		if (attempt > 0) {
+			free(raw);
+		}
+		raw = NULL;
+		if (rc == MEMCACHED_SUCCESS) {
+			*epoch = e;
+			return TC_OK;
+		}
+		if (rc != MEMCACHED_NOTSTORED && rc != MEMCACHED_DATA_EXISTS) {
+			return failed(st, cn, group, glen, rc, "add");
+		}
+		/* another writer made it: read theirs */
+		raw = memcached_get_by_key(cn->mc, group, glen, key, klen, &rawlen, &fl, &rc);
+		if (!raw && tcm_rc_failure(rc)) {
+			return failed(st, cn, group, glen, rc, "get");
+		}
+	}
+	free(raw);
+	return failed(st, cn, group, glen, MEMCACHED_NOTSTORED, "creating the clean log");
+}
+
+/* The epoch of the clean log (keys[0]) and the current versions of the
+ * tags (keys[1..n)) on the server of group, creating the missing ones (add:
+ * a concurrent writer's value wins). Versions read after the log read in
+ * the same mget go into the cache. */
+static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, keyset *ks, size_t n,
+                             const tc_str *names, uint64_t *epoch)
+{
+	tcm_view *view = view_of(st, cn, group, glen);
+	char *raw;
+	size_t rawlen, i;
+	clog_t log;
+	int cache, r;
+
+	if (mget(st, cn, group, glen, ks->keys, ks->lens, n, ks->vers, ks->have, 1, &raw, &rawlen) != TC_OK) {
 		return TC_ERR;
 	}
-	for (i = 0; i < n; i++) {
+	cache = clog_parse(raw, rawlen, &log) == 0;
+	if (view) {
+		view_observe(view, cache ? &log : NULL);
+	}
+	r = log_for_save(st, cn, group, glen, ks->keys[0], ks->lens[0], raw, rawlen, epoch);
+	free(raw);
+	if (r != TC_OK) {
+		return TC_ERR;
+	}
+	for (i = 1; i < n; i++) {
 		char v[17];
 		memcached_return_t rc;
 		int attempt;
@@ -982,6 +1400,9 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 		}
 		if (!ks->have[i]) {
 			return failed(st, cn, group, glen, MEMCACHED_NOTSTORED, "creating a version key");
+		}
+		if (view && cache) {
+			tver_put(view, tag_hash(names[i - 1].p, names[i - 1].len), ks->vers[i]);
 		}
 	}
 	return TC_OK;
@@ -1077,6 +1498,7 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	size_t eklen, i, reclen = 0;
 	int64_t now = now_s();
 	memcached_return_t rc;
+	uint64_t epoch = 0;
 	keyset ks;
 	int r;
 
@@ -1091,16 +1513,16 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
-	keyset_put(&ks, 0, st, 'n', NULL, 0);
+	keyset_put(&ks, 0, st, 'c', NULL, 0);
 	for (i = 0; i < ntags; i++) {
 		keyset_put(&ks, i + 1, st, 't', tags[i].p, tags[i].len);
 	}
-	r = versions_for_save(st, cn, ekey, eklen, &ks, ntags + 1);
+	r = versions_for_save(st, cn, ekey, eklen, &ks, ntags + 1, tags, &epoch);
 	if (r != TC_OK) {
 		keyset_free(&ks);
 		return r;
 	}
-	rec = build_record(st, id, data, tags, ntags, ks.vers + 1, ks.vers[0], expire, now, &reclen);
+	rec = build_record(st, id, data, tags, ntags, ks.vers + 1, epoch, expire, now, &reclen);
 	if (!rec) {
 		keyset_free(&ks);
 		snprintf(err, TC_ERRBUF, "out of memory");
@@ -1163,27 +1585,121 @@ static int mc_remove(void *sp, tc_str id)
 	return r;   /* TC_OK only for an entry that was valid */
 }
 
-/* A new version for a key on every server. */
-static int bump(tcm_state *st, tcm_conn *cn, const char *key, size_t klen)
+static int clean_failed(tcm_state *st, tcm_conn *cn, const char *g, memcached_return_t rc)
+{
+	char name[300];
+
+	/* the caller goes on with the other servers; the clean as a whole failed */
+	tcm_server_name(cn, g, strlen(g), name, sizeof(name));
+	snprintf(st->err, sizeof(st->err), "%s: clean failed: %s (the entries on that server were not "
+	         "invalidated)", name, memcached_strerror(cn->mc, rc));
+	st->fail = 1;
+	st->errors++;
+	return TC_ERR;
+}
+
+/* A value for a key on every server: v, or (v NULL) a new version. */
+static int bump(tcm_state *st, tcm_conn *cn, const char *key, size_t klen, const char *v, size_t vlen)
 {
 	int i, ret = TC_OK;
-	char v[17];
+	char hex[17];
 
-	snprintf(v, sizeof(v), "%016llx", (unsigned long long)new_version());
+	if (!v) {
+		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)new_version());
+		v = hex;
+		vlen = 16;
+	}
 	for (i = 0; i < cn->nservers; i++) {
 		const char *g = cn->group[i];
-		memcached_return_t rc = memcached_set_by_key(cn->mc, g, strlen(g), key, klen, v, 16, 0, 0);
+		memcached_return_t rc = memcached_set_by_key(cn->mc, g, strlen(g), key, klen, v, vlen, 0, 0);
 
 		if (memcached_failed(rc)) {
-			char name[300];
+			ret = clean_failed(st, cn, g, rc);
+		}
+	}
+	return ret;
+}
 
-			/* go on with the other servers; the clean as a whole failed */
-			tcm_server_name(cn, g, strlen(g), name, sizeof(name));
-			snprintf(st->err, sizeof(st->err), "%s: clean failed: %s (the entries on that server were not "
-			         "invalidated)", name, memcached_strerror(cn->mc, rc));
-			st->fail = 1;
-			st->errors++;
-			ret = TC_ERR;
+/* The clean log of the server of g, with its cas (NULL: missing). */
+static char *log_gets(tcm_conn *cn, const char *g, size_t gl, const char *key, size_t klen, size_t *len,
+                      uint64_t *cas, memcached_return_t *rc)
+{
+	memcached_result_st res;
+	char *v = NULL;
+
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_SUPPORT_CAS, 1);
+	*rc = memcached_mget_by_key(cn->mc, g, gl, &key, &klen, 1);
+	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_SUPPORT_CAS, 0);
+	if (memcached_failed(*rc)) {
+		return NULL;
+	}
+	if (!memcached_result_create(cn->mc, &res)) {
+		memcached_quit(cn->mc);
+		*rc = MEMCACHED_MEMORY_ALLOCATION_FAILURE;
+		return NULL;
+	}
+	while (memcached_fetch_result(cn->mc, &res, rc)) {
+		if (!v && memcached_result_key_length(&res) == klen && !memcmp(memcached_result_key_value(&res), key, klen)) {
+			*len = memcached_result_length(&res);
+			*cas = memcached_result_cas(&res);
+			v = memcached_result_take_value(&res);
+		}
+	}
+	memcached_result_free(&res);
+	if (*rc == MEMCACHED_END || *rc == MEMCACHED_NOTFOUND) {
+		*rc = MEMCACHED_SUCCESS;
+	}
+	if (memcached_failed(*rc)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* Trims the log of the server of g to its last CLOG_KEEP hashes (gets/cas;
+ * a lost race or a failure leaves it to a later clean). */
+static void log_trim(tcm_conn *cn, const char *g, size_t gl, const char *key, size_t klen)
+{
+	char buf[CLOG_HDR + CLOG_KEEP * 8];
+	memcached_return_t rc;
+	uint64_t cas = 0;
+	size_t len = 0;
+	char *v = log_gets(cn, g, gl, key, klen, &len, &cas, &rc);
+	clog_t log;
+
+	if (v && clog_parse(v, len, &log) == 0 && log.count > CLOG_KEEP) {
+		size_t blen = clog_build(buf, log.epoch, log.seq, log.hashes + (size_t)(log.count - CLOG_KEEP) * 8, CLOG_KEEP);
+
+		rc = memcached_cas_by_key(cn->mc, g, gl, key, klen, buf, blen, 0, 0, cas);
+		(void)rc;
+	}
+	free(v);
+}
+
+/* Appends the tag key hashes th[0..n) to the clean log of every server. A
+ * log that is missing is made anew with a new epoch (every entry of the
+ * server was a miss already). */
+static int log_append(tcm_state *st, tcm_conn *cn, const char *key, size_t klen, const uint64_t *th, size_t n)
+{
+	char hdr[CLOG_HDR];
+	int i, ret = TC_OK, trim = n >= CLOG_TRIM_EVERY || new_version() % CLOG_TRIM_EVERY == 0;
+
+	for (i = 0; i < cn->nservers; i++) {
+		const char *g = cn->group[i];
+		size_t gl = strlen(g);
+		memcached_return_t rc = memcached_append_by_key(cn->mc, g, gl, key, klen, (const char *)th, n * 8, 0, 0);
+
+		if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_NOTFOUND) {
+			/* no log: a new epoch (add: a concurrent maker's is as good) */
+			rc = memcached_add_by_key(cn->mc, g, gl, key, klen, hdr, clog_build(hdr, new_version(), 0, NULL, 0), 0, 0);
+			if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
+				rc = memcached_append_by_key(cn->mc, g, gl, key, klen, (const char *)th, n * 8, 0, 0);
+			}
+		}
+		if (memcached_failed(rc)) {
+			ret = clean_failed(st, cn, g, rc);
+		} else if (trim) {
+			log_trim(cn, g, gl, key, klen);
 		}
 	}
 	return ret;
@@ -1221,13 +1737,29 @@ static int mc_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 		return TC_ERR;
 	}
 	if (mode == TC_CLEAN_ALL) {
-		ret = bump(st, cn, key, make_key(st, 'n', NULL, 0, key));
-	} else {
+		char log[CLOG_HDR];
+
+		ret = bump(st, cn, key, make_key(st, 'c', NULL, 0, key), log, clog_build(log, new_version(), 0, NULL, 0));
+	} else if (ntags > 0) {
+		uint64_t *th = malloc(ntags * sizeof(*th));
+
+		if (!th) {
+			snprintf(err, TC_ERRBUF, "out of memory");
+			return TC_ERR;
+		}
+		/* the new versions first, then the log that names them */
 		for (i = 0; i < ntags; i++) {
-			if (bump(st, cn, key, make_key(st, 't', tags[i].p, tags[i].len, key)) != TC_OK) {
+			size_t kl = make_key(st, 't', tags[i].p, tags[i].len, key);
+
+			th[i] = tag_hash(tags[i].p, tags[i].len);
+			if (bump(st, cn, key, kl, NULL, 0) != TC_OK) {
 				ret = TC_ERR;
 			}
 		}
+		if (log_append(st, cn, key, make_key(st, 'c', NULL, 0, key), th, ntags) != TC_OK) {
+			ret = TC_ERR;
+		}
+		free(th);
 	}
 	st->cleans++;
 	return ret;
@@ -1417,6 +1949,8 @@ void tc_memcached_shutdown(void)
 {
 	tcm_conn_shutdown();
 	hints_free();
+	free(tvc.slot);
+	memset(&tvc, 0, sizeof(tvc));
 }
 
 const tc_backend tc_backend_memcached = {

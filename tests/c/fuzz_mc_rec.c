@@ -71,6 +71,17 @@ static void save_round_trip(const uint8_t *d, size_t n)
 		tags[i].len = l;
 		pos += l;
 	}
+	/* one tag key, one version: a save reads a repeated tag's version once */
+	for (i = 0; i < ntags; i++) {
+		size_t j;
+
+		for (j = 0; j < i; j++) {
+			if (tags[j].len == tags[i].len && memcmp(tags[j].p, tags[i].p, tags[i].len) == 0) {
+				vers[i] = vers[j];
+				break;
+			}
+		}
+	}
 	if (pos > n) {
 		pos = n;
 	}

@@ -3,11 +3,13 @@
  * points to its static record code. The memcached tests link this file
  * instead of ext/tc_memcached.c.
  *
- * tc_test_mc_read() repeats, line for line, the part of fetch_entry() that
- * follows rec_parse() (the walk over the record's tags, keyset_put(),
- * hint_put(), hint_find() and hint_fill(), the version reads) and the
- * value copy or inflate of mc_load(): both run inside functions that need
- * a server first.
+ * tc_test_mc_read() runs fetch_entry()'s steps around its two mgets with
+ * a server that answers the record's own versions (hint_find(),
+ * view_of(), first_keys(), view_observe(), tver_put(), hint_put(),
+ * check_tags(), check_pending(): the same functions, in fetch_entry()'s
+ * order) and the value copy or inflate of mc_load(): both run inside
+ * functions that need a server first. tc_test_mc_log_*() drive the clean
+ * log and the version cache directly.
  */
 #include "../../ext/tc_memcached.c"
 
@@ -50,12 +52,17 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
                     uint64_t *vsum)
 {
 	static tcm_state st;   /* prefix "" */
+	static tcm_conn cn;    /* one server and no handle: view_of() hashes no key */
 	const hint_node *hint;
+	tcm_view *view;
 	keyset ks, tk;
-	size_t off, nh;
+	size_t off, nh, n, j, np = 0;
+	uint64_t *want;
+	clog_t log;
 	uint32_t i;
 	char *buf;
 	rec_t r;
+	int rr;
 
 	/* the record as rec_parse() gave it, field for field */
 	memset(&r, 0, sizeof(r));
@@ -71,33 +78,75 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
 	r.data = rec->data;
 	r.tags_len = rec->tags_len;
 	r.data_len = rec->data_len;
-	st.cfg.hint_memory = 1 << 20;   /* hints on, as by default */
+	st.cfg.hint_memory = 1 << 20;   /* hints and cached versions on, as by default */
+	cn.nservers = 1;
+	cn.key = 0x74657374;
 	*vsum = 0;
 	memset(&tk, 0, sizeof(tk));
+	/* fetch_entry(): the first mget's keys */
 	hint = hint_find(&st, ekey, eklen);
+	view = view_of(&st, &cn, ekey, eklen);
 	nh = hint ? hint->ntags : 0;
 	if (keyset_init(&ks, 2 + nh) != 0) {
 		keyset_free(&ks);
 		return TC_ERR;
 	}
-	if (hint) {
-		hint_fill(&st, hint, &ks, 2);
+	ks.keys[0] = ekey;
+	ks.lens[0] = eklen;
+	n = first_keys(&st, view, hint, &ks);
+	/* the server's answer: a log of the record's epoch, no clean since;
+	 * the record's own versions of the tags asked for */
+	memset(&log, 0, sizeof(log));
+	log.epoch = r.ns ? r.ns : 1;
+	if (view) {
+		view_observe(view, &log);
 	}
-	/* the hint was right when it names the record's tags; else their keys */
-	if (!(hint ? hint_matches(hint, &r) : rec->ntags == 0)) {
-		if (keyset_init(&tk, rec->ntags) != 0) {
-			keyset_free(&ks);
-			keyset_free(&tk);
-			return TC_ERR;
-		}
-		for (i = 0, off = 0; i < rec->ntags; i++) {
+	for (j = 2; j < n; j++) {
+		ks.have[j] = 0;
+		for (i = 0, off = 0; i < r.ntags; i++) {
+			char key[TCM_KEY_MAX + 1];
 			uint16_t tl;
+			size_t kl;
 
-			memcpy(&tl, rec->tags + off, 2);
-			keyset_put(&tk, i, &st, 't', rec->tags + off + 2, tl);
+			memcpy(&tl, r.tags + off, 2);
+			kl = make_key(&st, 't', r.tags + off + 2, tl, key);
+			if (kl == ks.lens[j] && memcmp(key, ks.keys[j], kl) == 0) {
+				memcpy(&ks.vers[j], r.tags + off + 2 + tl, 8);
+				ks.have[j] = 1;
+				break;
+			}
 			off += 2 + (size_t)tl + 8;
 		}
+		if (view && ks.have[j]) {
+			tver_put(view, ks.th[j], ks.vers[j]);
+		}
+	}
+	/* fetch_entry() after rec_parse() and the id, log and expiry checks */
+	if (!(hint ? hint_matches(hint, &r) : rec->ntags == 0)) {
 		hint_put(&st, ekey, eklen, NULL, rec->ntags, &r);
+	}
+	hint = NULL;
+	want = malloc((r.ntags ? r.ntags : 1) * sizeof(*want));
+	if (!want || keyset_init(&tk, r.ntags) != 0) {
+		free(want);
+		keyset_free(&ks);
+		keyset_free(&tk);
+		return TC_ERR;
+	}
+	rr = check_tags(&st, view, &r, &ks, 2, n, &tk, want, &np);
+	if (rr == NEED_READ) {
+		/* the second mget: the server has the record's versions */
+		for (j = 0; j < np; j++) {
+			tk.have[j] = 1;
+			tk.vers[j] = want[j];
+		}
+		rr = check_pending(view, &tk, want, np);
+	}
+	free(want);
+	keyset_free(&ks);
+	keyset_free(&tk);
+	if (rr != TC_OK) {
+		return rr == TC_ERR ? TC_ERR : TC_MISS;
 	}
 	for (i = 0, off = 0; i < rec->ntags; i++) {
 		uint16_t tl;
@@ -108,8 +157,6 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
 		off += 2 + (size_t)tl + 8;
 		*vsum += v;
 	}
-	keyset_free(&ks);
-	keyset_free(&tk);
 
 	buf = malloc(rec->raw_len ? rec->raw_len : 1);
 	if (!buf) {
@@ -134,4 +181,59 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
 	*value = buf;
 	*len = rec->raw_len;
 	return TC_OK;
+}
+
+/* ------------------------------------------------ clean log, version cache */
+
+static tcm_view *test_view(void)
+{
+	static tcm_state st;
+	static tcm_conn cn;
+
+	st.cfg.hint_memory = 1 << 20;
+	cn.nservers = 1;
+	cn.key = 0x6c6f67;
+	return view_of(&st, &cn, "e:x", 3);
+}
+
+int tc_test_mc_log_observe(uint64_t epoch, uint64_t seq, const uint64_t *hashes, uint32_t count, int missing)
+{
+	char buf[CLOG_HDR + 64 * 8];
+	size_t len;
+	clog_t log;
+	tcm_view *v = test_view();
+
+	if (!v) {
+		return -1;
+	}
+	if (missing) {
+		view_observe(v, NULL);
+		return 0;
+	}
+	if (count > 64) {
+		return -1;
+	}
+	len = clog_build(buf, epoch, seq, (const char *)hashes, count);
+	if (clog_parse(buf, len, &log) != 0) {
+		return -1;
+	}
+	view_observe(v, &log);
+	return 0;
+}
+
+int tc_test_mc_log_parse(const char *p, size_t len)
+{
+	clog_t log;
+
+	return clog_parse(p, len, &log);
+}
+
+void tc_test_mc_log_put(uint64_t th, uint64_t ver)
+{
+	tver_put(test_view(), th, ver);
+}
+
+int tc_test_mc_log_get(uint64_t th, uint64_t *ver, uint64_t *old)
+{
+	return tver_get(test_view(), th, ver, old);
 }

@@ -25,9 +25,19 @@ char *tc_test_mc_build(int level, int64_t threshold, tc_str id, tc_str data, con
                        size_t ntags, const uint64_t *vers, uint64_t ns, int64_t expire, int64_t mtime,
                        size_t *outlen);
 /* What fetch_entry() does with a parsed record's tags (their keys, the
- * tag hint put and read back, their versions) and what mc_load() does
- * with its value: TC_OK with the value (malloc'd) or TC_MISS. */
+ * tag hint put and read back, the cached versions, the two reads, against
+ * a server that has the record's versions) and what mc_load() does with
+ * its value: TC_OK with the value (malloc'd) or TC_MISS. */
 int tc_test_mc_read(const tc_test_mc_rec *r, const char *ekey, size_t eklen, char **value, size_t *len,
                     uint64_t *vsum);
+
+/* The clean log and the version cache of one view: a log read
+ * (view_observe(); missing: none on the server), a version read
+ * (tver_put()), a lookup (tver_get(): 1 and *ver when current; *old a
+ * version named as cleaned, or 0). tc_test_mc_log_parse(): clog_parse(). */
+int tc_test_mc_log_observe(uint64_t epoch, uint64_t seq, const uint64_t *hashes, uint32_t count, int missing);
+int tc_test_mc_log_parse(const char *p, size_t len);
+void tc_test_mc_log_put(uint64_t th, uint64_t ver);
+int tc_test_mc_log_get(uint64_t th, uint64_t *ver, uint64_t *old);
 
 #endif

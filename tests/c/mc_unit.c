@@ -126,6 +126,64 @@ static void test_raw_len_bound(void)
 	u_end();
 }
 
+/* The clean log and the cached versions: a clean named by the log makes
+ * the cached version superseded (and a record holding it a miss); a gap, a
+ * new epoch, a log gone or going back forget every version. */
+static void test_clean_log(void)
+{
+	uint64_t h1 = 0x1001, h2 = 0x2002, ver = 0, old = 0, ring[48];
+	char junk[24] = "C";
+	int i;
+
+	u_begin("clean log: cleans it names supersede cached versions; gaps and new epochs forget them");
+	EXPECT(tc_test_mc_log_observe(7, 0, NULL, 0, 0) == 0, "a log of epoch 7 does not parse");
+	tc_test_mc_log_put(h1, 111);
+	tc_test_mc_log_put(h2, 222);
+	EXPECT(tc_test_mc_log_get(h1, &ver, &old) == 1 && ver == 111 && old == 0, "h1 is not cached as 111");
+	EXPECT(tc_test_mc_log_observe(7, 1, &h1, 1, 0) == 0, "a log naming h1 does not parse");
+	EXPECT(tc_test_mc_log_get(h1, &ver, &old) == 0 && old == 111, "h1 cleaned: 111 is not superseded");
+	EXPECT(tc_test_mc_log_get(h2, &ver, &old) == 1 && ver == 222, "h2 (not cleaned) is no longer current");
+	tc_test_mc_log_put(h1, 333);
+	EXPECT(tc_test_mc_log_get(h1, &ver, &old) == 1 && ver == 333 && old == 111,
+	       "h1 read again: not current 333 with 111 still known as cleaned");
+	/* the same log again: nothing new */
+	EXPECT(tc_test_mc_log_observe(7, 1, &h1, 1, 0) == 0 && tc_test_mc_log_get(h1, &ver, &old) == 1 && ver == 333,
+	       "reading the same log again changed h1");
+	/* 48 cleans of others since: within the log, h2 stays */
+	for (i = 0; i < 48; i++) {
+		ring[i] = 0x9000 + (uint64_t)i;
+	}
+	EXPECT(tc_test_mc_log_observe(7, 49, ring, 48, 0) == 0 && tc_test_mc_log_get(h2, &ver, &old) == 1 && ver == 222,
+	       "48 cleans of other tags, all in the log: h2 is no longer current");
+	/* 49 more: more than the log holds since the last read, a gap */
+	EXPECT(tc_test_mc_log_observe(7, 98, ring, 48, 0) == 0 && tc_test_mc_log_get(h2, &ver, &old) == 0,
+	       "a gap (49 cleans, the log holds 48) kept h2");
+	tc_test_mc_log_put(h2, 444);
+	EXPECT(tc_test_mc_log_observe(8, 98, ring, 48, 0) == 0 && tc_test_mc_log_get(h2, &ver, &old) == 0,
+	       "a new epoch kept h2");
+	tc_test_mc_log_put(h2, 555);
+	EXPECT(tc_test_mc_log_observe(8, 97, ring, 48, 0) == 0 && tc_test_mc_log_get(h2, &ver, &old) == 0,
+	       "a log going back kept h2");
+	tc_test_mc_log_put(h2, 666);
+	EXPECT(tc_test_mc_log_observe(0, 0, NULL, 0, 1) == 0 && tc_test_mc_log_get(h2, &ver, &old) == 0,
+	       "a missing log kept h2");
+	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of version 0 parses");
+	junk[1] = 2;
+	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of epoch 0 parses");
+	junk[8] = 1;
+	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) == 0, "a log of epoch 1, no cleans, does not parse");
+	{
+		char longer[24 + 8 + 3] = {0};
+
+		memcpy(longer, junk, sizeof(junk));
+		EXPECT(tc_test_mc_log_parse(longer, sizeof(longer) - 3) == 0 && tc_test_mc_log_parse(longer, sizeof(longer)) != 0,
+		       "a log with a piece of a hash parses (or one with a whole hash does not)");
+	}
+	EXPECT(tc_test_mc_log_parse("hello", 5) != 0, "a foreign value parses as a log");
+	EXPECT(tc_test_mc_log_observe(9, 1, ring, 2, 0) != 0, "a log naming more cleans than its seq parses");
+	u_end();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -133,5 +191,6 @@ int main(void)
 	test_round_trip(6);
 	test_parse_refuses();
 	test_raw_len_bound();
+	test_clean_log();
 	return u_summary();
 }
