@@ -334,6 +334,7 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
                  int64_t expire, int64_t mtime);
 void tcf_relocate(tcf_idx *x, uint32_t slot, uint32_t log, uint64_t off, uint32_t len);
 void tcf_remove(tcf_idx *x, uint32_t slot);
+void tcf_remove_prefetch(tcf_idx *x, uint32_t slot, int links);
 void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n);
 int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx);
 

@@ -224,6 +224,13 @@ void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *cr
 		if (x->tainted) {
 			break;
 		}
+		/* the next entries' slot and links, while this one goes */
+		if (i + 2 < n) {
+			tcf_remove_prefetch(x, slots[i + 2], 0);
+		}
+		if (i + 1 < n) {
+			tcf_remove_prefetch(x, slots[i + 1], 1);
+		}
 		if (tcf_slot_ok(x, slots[i])) {
 			tcf_remove(x, slots[i]);
 		}

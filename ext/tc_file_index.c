@@ -768,6 +768,95 @@ void tcf_relocate(tcf_idx *x, uint32_t slot, uint32_t log, uint64_t off, uint32_
 	tcf_account(x, log, len, 1);
 }
 
+/* Removing an entry is mostly cache misses (issue 15's profile of a
+ * clean): for each of its tags, the tag record, the member array at the
+ * entry's place and at the last place, the slot of the member that moves
+ * and that slot's links, one after the other, about 40 misses for the
+ * benchmark's 8.5 tags. The same walk as tag_unlink() is made first with
+ * prefetches only, one step for every tag before the next step, so that
+ * each step's misses overlap across the tags. Only hints: every reference
+ * is bounds-checked before an address is made from it, nothing is
+ * changed, and what the unlinks then find is checked again. */
+#define PF(p) __builtin_prefetch((p), 1, 3)
+#define PF_MAXTAGS 64
+
+static void prefetch_unlinks(tcf_idx *x, const tcf_slot *sl)
+{
+	const tcf_link *l = links_of(x, sl);
+	const uint32_t *last[PF_MAXTAGS], *here[PF_MAXTAGS];
+	uint32_t n = sl->ntags < PF_MAXTAGS ? sl->ntags : PF_MAXTAGS, j;
+
+	for (j = 0; j < n; j++) {
+		if (l[j].tag >= 1 && l[j].tag <= x->ntags) {
+			PF(&x->tags[l[j].tag - 1]);
+		}
+	}
+	for (j = 0; j < n; j++) {
+		const tcf_tag *T;
+
+		last[j] = here[j] = NULL;
+		if (!tcf_tag_ok(x, l[j].tag) || x->tags[l[j].tag - 1].count == 0) {
+			continue;
+		}
+		T = &x->tags[l[j].tag - 1];
+		if (T->cap <= CHUNK) {
+			last[j] = (const uint32_t *)TCF_H(x, T->arr) + (T->count - 1);
+			if (l[j].pos < T->count) {
+				here[j] = (const uint32_t *)TCF_H(x, T->arr) + l[j].pos;
+			}
+		} else {
+			const uint32_t *dir = (const uint32_t *)TCF_H(x, T->arr);
+			uint32_t c = dir[(T->count - 1) / CHUNK];
+
+			if (href_ok(x, c, CHUNK_UNITS)) {
+				last[j] = (const uint32_t *)TCF_H(x, c) + (T->count - 1) % CHUNK;
+			}
+			if (l[j].pos < T->count && href_ok(x, c = dir[l[j].pos / CHUNK], CHUNK_UNITS)) {
+				here[j] = (const uint32_t *)TCF_H(x, c) + l[j].pos % CHUNK;
+			}
+		}
+		if (last[j]) {
+			PF(last[j]);
+		}
+		if (here[j]) {
+			PF(here[j]);
+		}
+	}
+	for (j = 0; j < n; j++) {
+		if (last[j] && *last[j] >= 1 && *last[j] <= x->nslots) {
+			PF(&x->slots[*last[j] - 1]);
+		}
+	}
+	for (j = 0; j < n; j++) {
+		const tcf_slot *ms;
+
+		if (!last[j] || *last[j] < 1 || *last[j] > x->nslots) {
+			continue;
+		}
+		ms = &x->slots[*last[j] - 1];
+		if (ms->ntags && ms->ntags <= TC_TAGS_MAX && href_ok(x, ms->links, ms->ntags)) {
+			PF(links_of(x, ms));
+		}
+	}
+}
+
+/* The slot and the links of an entry about to be removed (the next one in
+ * a list: tcf_remove_list), so that they are in cache when its turn comes. */
+void tcf_remove_prefetch(tcf_idx *x, uint32_t slot, int links)
+{
+	const tcf_slot *sl;
+
+	if (slot < 1 || slot > x->nslots) {
+		return;
+	}
+	sl = &x->slots[slot - 1];
+	if (!links) {
+		PF(sl);
+	} else if (sl->ntags && sl->ntags <= TC_TAGS_MAX && href_ok(x, sl->links, sl->ntags)) {
+		PF(links_of(x, sl));
+	}
+}
+
 /* Inside an odd window: the entry leaves the index. */
 void tcf_remove(tcf_idx *x, uint32_t slot)
 {
@@ -780,6 +869,7 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 	if (sl->ntags) {
 		tcf_link *l = links_of(x, sl);
 
+		prefetch_unlinks(x, sl);
 		for (j = 0; j < sl->ntags; j++) {
 			tag_unlink(x, l[j].tag, l[j].pos);
 		}
