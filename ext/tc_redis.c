@@ -1446,6 +1446,12 @@ static int redis_verify(void *sp, tc_emit_fn emit, void *ctx)
 		}
 	}
 	if (ret != TC_OK) {
+		/* on_error=miss returns the list: an aborted check must not read
+		 * as a consistent store ([]) */
+		char m[sizeof(st->err) + 32];
+		int ml = snprintf(m, sizeof(m), "check incomplete: %s", st->fail ? st->err : "failed");
+
+		emit(ctx, m, ml < 0 ? 0 : (size_t)ml < sizeof(m) ? (size_t)ml : sizeof(m) - 1);
 		return ret;
 	}
 	return problems ? TC_MISS : TC_OK;

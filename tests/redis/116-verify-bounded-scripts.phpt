@@ -66,6 +66,16 @@ foreach ($log as $e) {
 tcr_check($scripts >= intdiv($n + 63, 64), "at least " . intdiv($n + 63, 64) . " verify scripts for $n entries", "$scripts");
 tcr_check($largest > 0 && $largest <= 64, 'no verify script checks more than 64 entries', "largest: $largest");
 tcr_check($ids >= $n, "the scripts checked all $n entries", "$ids");
+
+// A check that could not finish is not a clean store: with on_error=miss,
+// verify() used to return [] for a server it could not reach.
+$dead = tcr_free_port();
+$d = new TagCache\Redis(['server' => '127.0.0.1', 'port' => $dead, 'prefix' => 'vb:', 'on_error' => 'miss',
+    'timeout' => 1, 'retry_interval' => 0]);
+$problems = $d->verify();
+tcr_check(count($problems) === 1 && str_starts_with($problems[0], 'check incomplete: ')
+    && str_contains($problems[0], "127.0.0.1:$dead"), 'on_error=miss, no server: verify() says the check is incomplete',
+    json_encode($problems));
 echo "done\n";
 ?>
 --CLEAN--
@@ -87,4 +97,5 @@ ok: SLOWLOG back to 10 ms
 ok: at least 8 verify scripts for 500 entries
 ok: no verify script checks more than 64 entries
 ok: the scripts checked all 500 entries
+ok: on_error=miss, no server: verify() says the check is incomplete
 done
