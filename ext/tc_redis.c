@@ -1291,6 +1291,9 @@ static void redis_stats(void *sp, tc_stat_fn emit, void *ctx)
 
 /* --------------------------------------------------------------- verify */
 
+/* entries checked by one verify script (each about 30 Redis calls) */
+#define VERIFY_IDS 64
+
 /* glob-escape a key prefix for SCAN MATCH */
 static size_t glob_escape(const char *in, char *out, size_t cap)
 {
@@ -1427,8 +1430,12 @@ static int redis_verify(void *sp, tc_emit_fn emit, void *ctx)
 						batch[nb++] = kk;
 					}
 				}
-				if (nb) {
-					ret = verify_batch(st, t, batch, nb, emit, ctx, &problems);
+				/* a few ids per script: a check of 1000 entries is some
+				 * 30,000 Redis calls, 0.3 to 0.5 s of a loaded server's
+				 * time, during which every other client waits */
+				for (k = 0; k < nb && ret == TC_OK; k += VERIFY_IDS) {
+					ret = verify_batch(st, t, batch + k, nb - k < VERIFY_IDS ? nb - k : VERIFY_IDS, emit, ctx,
+					                   &problems);
 				}
 				free(batch);
 			}
@@ -1439,6 +1446,12 @@ static int redis_verify(void *sp, tc_emit_fn emit, void *ctx)
 		}
 	}
 	if (ret != TC_OK) {
+		/* on_error=miss returns the list: an aborted check must not read
+		 * as a consistent store ([]) */
+		char m[sizeof(st->err) + 32];
+		int ml = snprintf(m, sizeof(m), "check incomplete: %s", st->fail ? st->err : "failed");
+
+		emit(ctx, m, ml < 0 ? 0 : (size_t)ml < sizeof(m) ? (size_t)ml : sizeof(m) - 1);
 		return ret;
 	}
 	return problems ? TC_MISS : TC_OK;
