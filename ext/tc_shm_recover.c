@@ -131,7 +131,9 @@ void tc_shm_repair(tc_shm_map *m, const char *why)
 		tc_blk *b = TC_BLK(m, r);
 		uint32_t size = b->size;
 
-		if (size < 2 || size > end - r) {
+		/* a size that leaves one unit before the end is damaged too: no
+		 * block is smaller than two units, so nothing can fill that gap */
+		if (size < 2 || size > end - r || end - r - size == 1) {
 			size = end - r;   /* damaged from here on: discard the rest */
 			b->size = size;
 			b->type = TC_B_FREE;
