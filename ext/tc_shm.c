@@ -263,7 +263,7 @@ int tc_tag_ok(const tc_shm_map *m, tc_ref t)
 	}
 	T = TC_TAGREC(b);
 	if (sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)T->nlen > (uint64_t)b->size * TC_UNIT
-	    || T->count > T->cap) {
+	    || T->count > T->cap || T->live > T->count) {
 		return 0;
 	}
 	if (!T->cap) {
@@ -312,6 +312,7 @@ tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32
 	T->count = 0;
 	T->cap = 0;
 	T->arr = 0;
+	T->live = 0;
 	T->nlen = len;
 	memcpy(TC_TAGNAME(T), name, len);
 	T->next = m->tagbuckets[h & m->tbmask];
@@ -320,18 +321,71 @@ tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32
 	return t;
 }
 
-/* Room for one more member. */
-int tc_tag_reserve(tc_shm_map *m, tc_ref t)
+/* The link of the entry in slot s that names member k of tag t, or NULL:
+ * the member no longer holds (that entry was removed, or saved again and
+ * linked at another position). */
+static tc_link *member_link(const tc_shm_map *m, tc_ref t, uint32_t k, uint32_t s)
+{
+	tc_ref r;
+	tc_entry *e;
+	tc_link *l;
+	uint32_t j;
+
+	if (s < 1 || s > m->nslots) {
+		return NULL;
+	}
+	r = m->slots[s - 1].blk;
+	if (!r || !tc_entry_sane(m, r)) {
+		return NULL;
+	}
+	e = TC_ENTRY(TC_BLK(m, r));
+	l = TC_LINKS(e);
+	for (j = 0; j < e->ntags; j++) {
+		if (l[j].tag == t && l[j].pos == k) {
+			return &l[j];
+		}
+	}
+	return NULL;
+}
+
+uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k)
+{
+	const tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t s = TC_TARR(TC_BLK(m, T->arr))[k];
+
+	return member_link(m, t, k, s) ? s : 0;
+}
+
+/* Drops the members that no longer hold, keeping the order of the rest
+ * (their links follow them). The live count must come out as recorded;
+ * if not, the segment is marked for repair. */
+static void tag_compact(tc_shm_map *m, tc_ref t)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-	uint32_t cap;
-	tc_ref a;
+	uint32_t *arr = TC_TARR(TC_BLK(m, T->arr)), k, n = 0;
 
-	if (T->count < T->cap) {
-		return 0;
+	for (k = 0; k < T->count; k++) {
+		tc_link *l = member_link(m, t, k, arr[k]);
+
+		if (l) {
+			l->pos = n;
+			arr[n++] = arr[k];
+		}
 	}
-	cap = T->cap ? T->cap * 2 : 4;
-	a = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + (uint64_t)cap * 4 + TC_UNIT - 1) / TC_UNIT), TC_B_TARR);
+	T->count = n;
+	if (n != T->live) {
+		m->tainted = 1;
+	}
+}
+
+/* A new array of cap members for tag t, the members copied; -1 when the
+ * heap has no room (nothing changed). */
+static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
+{
+	tc_tag *T;
+	tc_ref a = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + (uint64_t)cap * 4 + TC_UNIT - 1) / TC_UNIT),
+	                    TC_B_TARR);
+
 	if (!a) {
 		return -1;
 	}
@@ -345,6 +399,24 @@ int tc_tag_reserve(tc_shm_map *m, tc_ref t)
 	return 0;
 }
 
+/* Room for one more member: a full array at most half live is compacted,
+ * otherwise it doubles. */
+int tc_tag_reserve(tc_shm_map *m, tc_ref t)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+
+	if (T->count < T->cap) {
+		return 0;
+	}
+	if (T->cap && T->live <= T->cap / 2) {
+		tag_compact(m, t);
+		if (T->count < T->cap) {
+			return 0;
+		}
+	}
+	return tag_realloc(m, t, T->cap ? T->cap * 2 : 4);
+}
+
 void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
@@ -353,6 +425,7 @@ void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
 	l->tag = t;
 	l->pos = T->count;
 	T->count++;
+	T->live++;
 }
 
 void tc_tag_drop(tc_shm_map *m, tc_ref t)
@@ -374,39 +447,37 @@ void tc_tag_drop(tc_shm_map *m, tc_ref t)
 	m->hdr->tags--;
 }
 
-static void tag_unlink(tc_shm_map *m, tc_ref t, uint32_t pos)
+/* An entry that carried tag t is gone (its slot no longer names it): one
+ * live member less. Only the tag record is touched, unless the tag is now
+ * empty (dropped with its array) or its array mostly members that no
+ * longer hold (compacted, and shrunk when it can be). */
+static void tag_release(tc_shm_map *m, tc_ref t)
 {
+	const tc_blk *b = blk_at(m, t, TC_B_TAG, 2);
 	tc_tag *T;
-	uint32_t *arr, last;
 
-	if (!tc_tag_ok(m, t) || pos >= TC_TAGREC(TC_BLK(m, t))->count) {
+	if (!b || TC_TAGREC(b)->live == 0) {
 		m->tainted = 1;
 		return;
 	}
 	T = TC_TAGREC(TC_BLK(m, t));
-	arr = TC_TARR(TC_BLK(m, T->arr));
-	last = T->count - 1;
-	if (pos != last) {
-		uint32_t moved = arr[last], j;
-		tc_entry *e = slot_entry_chk(m, moved);
-		tc_link *l;
-
-		if (!e) {
+	if (--T->live == 0) {
+		if (!tc_tag_ok(m, t)) {
+			m->tainted = 1;
 			return;
 		}
-		l = TC_LINKS(e);
-
-		arr[pos] = moved;
-		for (j = 0; j < e->ntags; j++) {
-			if (l[j].tag == t && l[j].pos == last) {
-				l[j].pos = pos;
-				break;
-			}
-		}
-	}
-	T->count--;
-	if (T->count == 0) {
 		tc_tag_drop(m, t);
+		return;
+	}
+	if (T->count >= 64 && T->live < T->count / 8) {
+		if (!tc_tag_ok(m, t)) {
+			m->tainted = 1;
+			return;
+		}
+		tag_compact(m, t);
+		if (T->cap >= 64 && T->count < T->cap / 4) {
+			(void)tag_realloc(m, t, T->cap / 4);  /* no room: keep the bigger one */
+		}
 	}
 }
 
@@ -427,11 +498,11 @@ void tc_remove_entry(tc_shm_map *m, uint32_t id)
 	if (*p == id) {
 		*p = sl->next;
 	}
-	for (j = 0; j < e->ntags; j++) {
-		tag_unlink(m, l[j].tag, l[j].pos);
-	}
-	sl->blk = 0;
+	sl->blk = 0;  /* first: its members stop holding (tag_release may compact) */
 	sl->hash = 0;
+	for (j = 0; j < e->ntags; j++) {
+		tag_release(m, l[j].tag);
+	}
 	sl->next = m->hdr->free_slot;
 	m->hdr->free_slot = id;
 	m->hdr->entries--;
@@ -896,7 +967,7 @@ static void drop_unused_tags(tc_shm_map *m, const tc_str *tags, size_t ntags)
 		const unsigned char *p = (const unsigned char *)tags[i].p;
 		tc_ref t = tc_tag_find(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
 
-		if (t && TC_TAGREC(TC_BLK(m, t))->count == 0) {
+		if (t && TC_TAGREC(TC_BLK(m, t))->live == 0) {
 			tc_tag_drop(m, t);
 		}
 	}
@@ -1035,7 +1106,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		uint32_t j;
 
 		for (j = 0; j < oe->ntags; j++) {
-			tag_unlink(m, ol[j].tag, ol[j].pos);
+			tag_release(m, ol[j].tag);
 		}
 		tc_free_blk(m, oref);
 	}
@@ -1129,9 +1200,23 @@ static uint32_t ix_count(void *m, uint32_t t)
 	return TC_TAGREC(TC_BLK((tc_shm_map *)m, t))->count;
 }
 
-static uint32_t ix_member(void *m, uint32_t t, uint32_t i)
+/* TC_MEMBER_SKIP for a member that no longer holds; a slot id out of
+ * range or a slot naming no sound entry comes back as it is, and
+ * ix_entry() then marks the segment damaged. */
+static uint32_t ix_member(void *ix, uint32_t t, uint32_t i)
 {
-	return TC_TARR(TC_BLK((tc_shm_map *)m, TC_TAGREC(TC_BLK((tc_shm_map *)m, t))->arr))[i];
+	tc_shm_map *m = ix;
+	uint32_t s = TC_TARR(TC_BLK(m, TC_TAGREC(TC_BLK(m, t))->arr))[i];
+	tc_ref r;
+
+	if (s < 1 || s > m->nslots) {
+		return s == TC_MEMBER_SKIP ? 0 : s;
+	}
+	r = m->slots[s - 1].blk;
+	if (r && !tc_entry_sane(m, r)) {
+		return s;
+	}
+	return tc_tag_member(m, t, i) ? s : TC_MEMBER_SKIP;
 }
 
 static int ix_carries(void *m, uint32_t slot, uint32_t t)
@@ -1233,7 +1318,7 @@ static int shm_tags(void *st, tc_emit_fn emit, void *ctx)
 		while (t && ++steps <= m->heap_units) {
 			tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 
-			if (T->count) {
+			if (T->live) {
 				tc_sbuf_add(&b, TC_TAGNAME(T), T->nlen);
 			}
 			t = T->next;

@@ -20,7 +20,7 @@
 #include "tc_util.h"
 
 #define TC_SHM_MAGIC   "TAGCACH1"
-#define TC_SHM_LAYOUT  1u
+#define TC_SHM_LAYOUT  2u  /* 2: tag members removed lazily (tc_tag.live) */
 #define TC_SHM_READY   0x52454459u  /* "REDY", written last at creation */
 #define TC_UNIT        16u
 #define TC_NCLASSES    96           /* allocator free lists */
@@ -68,12 +68,19 @@ typedef struct {
 	uint32_t pos;  /* this entry's index in the tag's member array */
 } tc_link;
 
+/* A tag's member array holds slot ids; member k (slot s) holds while the
+ * entry in slot s has a link {this tag, k}. Removing an entry touches only
+ * its tags' records (live--), never their arrays: the members it leaves
+ * behind fail that test and are dropped when the array is compacted (when
+ * it is full and at most half live, or when fewer than 1/8 of its members
+ * are live), or with the whole array when the tag's last entry goes. */
 typedef struct {
 	tc_ref next;    /* tag bucket chain */
 	uint32_t hash;
-	uint32_t count; /* members */
+	uint32_t count; /* members in the array, including ones that no longer hold */
 	uint32_t cap;
 	tc_ref arr;     /* TARR block: u32 slot indexes */
+	uint32_t live;  /* entries that carry the tag (0: the tag is dropped) */
 	uint32_t nlen;  /* name follows */
 } tc_tag;
 
@@ -191,6 +198,8 @@ tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint3
 tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
 int tc_tag_reserve(tc_shm_map *m, tc_ref t);
 void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l);
+/* The slot of member k of tag t if it still holds, else 0. */
+uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k);
 uint32_t tc_key_hash(const unsigned char *p, size_t len);
 uint32_t tc_tag_hash(const unsigned char *p, size_t len);
 uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h);

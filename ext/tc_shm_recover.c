@@ -78,7 +78,7 @@ static int reindex(tc_shm_map *m, tc_ref r)
 		uint32_t k;
 
 		for (k = 0; k <= j && k < e->ntags; k++) {
-			if (trefs[k] && TC_TAGREC(TC_BLK(m, trefs[k]))->count == 0) {
+			if (trefs[k] && TC_TAGREC(TC_BLK(m, trefs[k]))->live == 0) {
 				tc_tag_drop(m, trefs[k]);
 			}
 		}
@@ -227,6 +227,7 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 	uint32_t end = m->heap_units - 1, r, prev = 1, i, nfree = 0, listed = 0;
 	uint32_t used_slots = 0, free_slots = 0, chained = 0, ntags = 0;
 	uint64_t used = 0, links = 0, members = 0;
+	uint32_t live;
 	unsigned char *seen = calloc((m->nslots + 8) / 8, 1);
 	int c, prev_free = 0;
 
@@ -409,34 +410,33 @@ slots:
 			if ((T->hash & m->tbmask) != i || tc_tag_hash(TC_TAGNAME(T), T->nlen) != T->hash) {
 				tc_report_add(&R, "tag %u is in the wrong bucket", t);
 			}
-			if (T->count == 0) {
+			if (T->live == 0) {
 				tc_report_add(&R, "tag %u has no members", t);
 			}
 			if (!T->arr) {
-				tc_report_add(&R, "tag %u has no member array", t);
+				if (T->count) {
+					tc_report_add(&R, "tag %u has no member array", t);
+				}
 				t = T->next;
 				continue;
 			}
+			/* Members that no longer hold are allowed (removed lazily,
+			 * tc_shm.h); the ones that hold must be exactly the live ones. */
+			live = 0;
 			for (k = 0; k < T->count; k++) {
 				uint32_t id = TC_TARR(TC_BLK(m, T->arr))[k];
-				tc_entry *e;
-				tc_link *l;
-				uint32_t j, found = 0;
 
-				members++;
-				if (id < 1 || id > m->nslots || !tc_entry_sane(m, m->slots[id - 1].blk)) {
-					tc_report_add(&R, "tag %u lists a missing entry (slot %u)", t, id);
+				if (id < 1 || id > m->nslots) {
+					tc_report_add(&R, "tag %u lists slot %u, out of the table", t, id);
 					continue;
 				}
-				e = TC_ENTRY(TC_BLK(m, m->slots[id - 1].blk));
-				l = TC_LINKS(e);
-				for (j = 0; j < e->ntags; j++) {
-					found |= l[j].tag == t && l[j].pos == k;
-				}
-				if (!found) {
-					tc_report_add(&R, "tag %u lists slot %u, whose entry has no link back", t, id);
-				}
+				live += tc_tag_member(m, t, k) != 0;
 			}
+			if (live != T->live) {
+				tc_report_add(&R, "tag %u has %u members that hold, its record says %u", t, live,
+				              T->live);
+			}
+			members += live;
 			t = T->next;
 		}
 	}

@@ -194,6 +194,8 @@ static inline int tc_bit_first(unsigned char *bits, uint32_t id)
 	return 1;
 }
 
+#define TC_MEMBER_SKIP UINT32_MAX
+
 /* An engine's index as the tag modes see it (tc_select), under the lock.
  * Slots and tags are numbered from 1; tag 0 means that nobody carries it. */
 typedef struct {
@@ -204,8 +206,12 @@ typedef struct {
 	int (*entry)(void *ix, uint32_t slot);           /* a sound entry; if not, the
 	                                                    index is marked damaged */
 	uint32_t (*tag)(void *ix, const tc_str *name);   /* the tag of that name, or 0 */
-	uint32_t (*count)(void *ix, uint32_t tag);       /* its number of members */
-	uint32_t (*member)(void *ix, uint32_t tag, uint32_t i);  /* the slot of member i */
+	uint32_t (*count)(void *ix, uint32_t tag);       /* its number of members (shm:
+	                                                    including ones that no
+	                                                    longer hold) */
+	uint32_t (*member)(void *ix, uint32_t tag, uint32_t i);  /* the slot of member i,
+	                                                    or TC_MEMBER_SKIP (a shm
+	                                                    member that no longer holds) */
 	int (*carries)(void *ix, uint32_t slot, uint32_t tag);
 } tc_index;
 
