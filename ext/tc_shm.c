@@ -577,7 +577,7 @@ static void sweep_expired(tc_shm_map *m, int64_t now)
  * hand, so every entry gets looked at in turn). 0 when the table is empty. */
 static uint32_t pick_victim(tc_shm_map *m, int64_t now, int *expired)
 {
-	uint32_t best = 0, best_age = 0, seen = 0, n, tick = (uint32_t)m->hdr->version;
+	uint32_t best = 0, best_age = 0, seen = 0, n, tick = TC_TICK(m->hdr);
 
 	*expired = 0;
 	for (n = 0; n < m->nslots && seen < 16; n++) {
@@ -628,7 +628,7 @@ static int evict_one(tc_shm_map *m, int64_t now)
  * must double) may never appear that way on a full, fragmented heap. */
 static int make_contiguous(tc_shm_map *m, uint32_t units, int64_t now)
 {
-	uint32_t end = m->heap_units - 1, attempt, tick = (uint32_t)m->hdr->version;
+	uint32_t end = m->heap_units - 1, attempt, tick = TC_TICK(m->hdr);
 	uint32_t best_age = 0, n = 0, i;
 	tc_ref best_start = 0, best_end = 0;
 	uint32_t ids[256];
@@ -896,10 +896,14 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 		meta->expire = e.expire;
 		meta->mtime = e.mtime;
 		{
-			/* recency on the writes' clock: no shared counter written */
-			uint32_t tick = (uint32_t)__atomic_load_n(&H->version, __ATOMIC_RELAXED);
+			/* recency on the writes' clock (the sequence read above: no
+			 * other shared line read), written only when it is off by
+			 * more than the slack: a hot entry's slot line is not
+			 * written by every read of it */
+			uint32_t tick = (uint32_t)(s1 >> 1);
+			uint32_t at = __atomic_load_n(&m->slots[found - 1].atime, __ATOMIC_RELAXED);
 
-			if (m->slots[found - 1].atime != tick) {
+			if (tick - at > m->atime_slack) {
 				__atomic_store_n(&m->slots[found - 1].atime, tick, __ATOMIC_RELAXED);
 			}
 		}
@@ -1093,7 +1097,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		m->buckets[h & m->bmask] = slot;
 		H->entries++;
 	}
-	m->slots[slot - 1].atime = (uint32_t)e->version;
+	m->slots[slot - 1].atime = TC_TICK(H);
 	tc_crash_point("save_publishing");
 	/* Link the new entry before unlinking the old one, so that a tag both
 	 * carry never drops to zero members (which would free its record). */

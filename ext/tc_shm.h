@@ -88,10 +88,11 @@ typedef struct {
 	tc_ref blk;     /* 0: free slot */
 	uint32_t next;  /* bucket chain (slot + 1), or free list */
 	uint32_t hash;
-	uint32_t atime; /* hdr->version at the last read or save (an LRU clock
-	                   that advances with writes), set by readers without
-	                   a lock: the slot table never moves, so a stale
-	                   store only skews one entry's age */
+	uint32_t atime; /* TC_TICK at the last read or save (an LRU clock that
+	                   advances with writes: half the sequence), set by
+	                   readers without a lock, and only when it is more than
+	                   atime_slack ticks old: the slot table never moves, so
+	                   a stale store only skews one entry's age */
 } tc_slot;
 
 typedef struct {
@@ -144,6 +145,7 @@ typedef struct tc_shm_map {
 	uint32_t *buckets, *tagbuckets;
 	unsigned char *heap;
 	uint32_t nslots, bmask, tbmask, heap_units;
+	uint32_t atime_slack;  /* nslots / 64: a read refreshes an older atime */
 	int held;        /* this process holds the lock */
 	int tainted;     /* this process found the segment damaged */
 	int checked;     /* walked once since this process mapped it */
@@ -156,6 +158,10 @@ typedef struct {
 	tc_shm_map *m;
 	double lock_timeout;
 } tc_shm;
+
+/* The LRU clock: the sequence counter, which every change advances (read
+ * anyway by a lock-free load, on its own cache line). */
+#define TC_TICK(h)     ((uint32_t)(__atomic_load_n(&(h)->seq, __ATOMIC_RELAXED) >> 1))
 
 #define TC_BLK(m, r)   ((tc_blk *)((m)->heap + (size_t)(r) * TC_UNIT))
 #define TC_PAYLOAD(b)  ((unsigned char *)(b) + sizeof(tc_blk))

@@ -92,7 +92,7 @@ static int reindex(tc_shm_map *m, tc_ref r)
 	H->free_slot = m->slots[slot - 1].next;
 	m->slots[slot - 1].blk = r;
 	m->slots[slot - 1].hash = h;
-	m->slots[slot - 1].atime = (uint32_t)H->version;
+	m->slots[slot - 1].atime = TC_TICK(H);
 	m->slots[slot - 1].next = m->buckets[h & m->bmask];
 	m->buckets[h & m->bmask] = slot;
 	TC_BLK(m, r)->aux = slot;
