@@ -1,9 +1,10 @@
 /*
  * tc_shm.c: the shared-memory engine behind TagCache\Shm.
  *
- * Readers take no lock: load() and test() follow the index under a seqlock
- * and copy what they found, then check that no writer changed the index in
- * the meantime; every offset they follow is bounds-checked first, so a
+ * Readers take no lock: load() and test() follow the index under the
+ * seqlocks of the whole index and of their key's stripe of buckets, copy
+ * what they found, then check that no writer changed either in the
+ * meantime; every offset they follow is bounds-checked first, so a
  * concurrent change can cost a retry but never a wild read. Writers take
  * one robust process-shared mutex; a writer killed while holding it is
  * detected by the next (EOWNERDEAD) and the index is rebuilt from the
@@ -79,19 +80,6 @@ int tc_entry_sane(const tc_shm_map *m, tc_ref r)
 	}
 	e = TC_ENTRY(b);
 	return entry_bytes(e->ntags, e->klen, e->vlen, e->tnlen) <= (uint64_t)b->size * TC_UNIT;
-}
-
-static inline void seq_begin(tc_shm_hdr *h)
-{
-	/* the odd value must be visible before any store of the change: a
-	 * release fence orders it before every later store */
-	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static inline void seq_end(tc_shm_hdr *h)
-{
-	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
 }
 
 /* ---------------------------------------------------------------- lock */
@@ -481,7 +469,8 @@ static void tag_release(tc_shm_map *m, tc_ref t)
 	}
 }
 
-/* Inside an odd window: take the entry out of the index, free its block. */
+/* Inside an odd window of its stripe (or of the whole index): take the
+ * entry out of the index, free its block. */
 void tc_remove_entry(tc_shm_map *m, uint32_t id)
 {
 	tc_slot *sl = &m->slots[id - 1];
@@ -509,30 +498,36 @@ void tc_remove_entry(tc_shm_map *m, uint32_t id)
 	tc_free_blk(m, r);
 }
 
-/* Removes a list of slots, a few per odd window. */
+/* Removes one entry inside its stripe's window. */
+static void remove_one(tc_shm_map *m, uint32_t id)
+{
+	uint64_t *q = tc_sseq(m->hdr, m->slots[id - 1].hash & m->bmask);
+
+	tc_seq_begin(q);
+	tc_remove_entry(m, id);
+	tc_seq_end(q);
+}
+
+/* Removes a list of slots, each in its own stripe's window: a reader waits
+ * for at most one removal, and only if its key is in that stripe. The
+ * crash point is inside the first window. */
 static void remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		if (i % BATCH == 0) {
-			if (i) {
-				seq_end(m->hdr);
-			}
-			seq_begin(m->hdr);
+	for (i = 0; i < n && !m->tainted; i++) {
+		uint64_t *q;
+
+		if (!slot_entry_chk(m, ids[i])) {
+			continue;
 		}
-		if (m->tainted) {
-			break;
-		}
-		if (slot_entry_chk(m, ids[i])) {
-			tc_remove_entry(m, ids[i]);
-		}
+		q = tc_sseq(m->hdr, m->slots[ids[i] - 1].hash & m->bmask);
+		tc_seq_begin(q);
+		tc_remove_entry(m, ids[i]);
 		if (i == 0 && crash) {
 			tc_crash_point(crash);
 		}
-	}
-	if (n) {
-		seq_end(m->hdr);
+		tc_seq_end(q);
 	}
 }
 
@@ -611,9 +606,7 @@ static int evict_one(tc_shm_map *m, int64_t now)
 	if (!best) {
 		return 0;
 	}
-	seq_begin(m->hdr);
-	tc_remove_entry(m, best);
-	seq_end(m->hdr);
+	remove_one(m, best);
 	if (expired) {
 		m->hdr->expirations++;
 	} else {
@@ -820,15 +813,18 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 	tc_shm_hdr *H = m->hdr;
 	int attempt;
 
+	uint64_t *sq = tc_sseq(H, h & m->bmask);
+
 	for (attempt = 0; attempt < 200; attempt++) {
-		uint64_t s1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
+		uint64_t g1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
+		uint64_t s1 = __atomic_load_n(sq, __ATOMIC_ACQUIRE);
 		uint32_t i, steps = 0, found = 0;
 		tc_blk b;
 		tc_entry e;
 		tc_ref r = 0;
 		int bad = 0;
 
-		if (s1 & 1) {
+		if ((g1 | s1) & 1) {
 			tc_backoff(attempt);
 			continue;
 		}
@@ -866,7 +862,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 			}
 			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
 		}
-		if (tc_seq_changed(&H->seq, s1)) {
+		if (tc_seq_changed(sq, s1) || __atomic_load_n(&H->seq, __ATOMIC_RELAXED) != g1) {
 			tc_backoff(attempt);
 			continue;
 		}
@@ -887,7 +883,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 				return TC_ERR;
 			}
 			memcpy(buf, v, e.vlen);
-			if (tc_seq_changed(&H->seq, s1)) {
+			if (tc_seq_changed(sq, s1) || __atomic_load_n(&H->seq, __ATOMIC_RELAXED) != g1) {
 				continue;  /* the next alloc() replaces this buffer */
 			}
 			*data = buf;
@@ -896,11 +892,11 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 		meta->expire = e.expire;
 		meta->mtime = e.mtime;
 		{
-			/* recency on the writes' clock (the sequence read above: no
-			 * other shared line read), written only when it is off by
+			/* recency on the writes' clock (on the line of the seq read
+			 * above: no other shared line read), written only when off by
 			 * more than the slack: a hot entry's slot line is not
 			 * written by every read of it */
-			uint32_t tick = (uint32_t)(s1 >> 1);
+			uint32_t tick = TC_TICK(H);
 			uint32_t at = __atomic_load_n(&m->slots[found - 1].atime, __ATOMIC_RELAXED);
 
 			if (tick - at > m->atime_slack) {
@@ -986,6 +982,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	uint64_t tnlen = tc_names_len(tags, ntags), need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
 	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
+	uint64_t *sq;
 	uint64_t used0;
 	tc_entry *e;
 	int64_t now = tc_now();
@@ -1020,6 +1017,9 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	}
 	e = TC_ENTRY(TC_BLK(m, r));
 	e->version = ++H->version;
+	if ((uint32_t)(H->version >> m->tick_shift) != H->tick) {
+		__atomic_store_n(&H->tick, (uint32_t)(H->version >> m->tick_shift), __ATOMIC_RELAXED);
+	}
 	e->expire = expire;
 	e->mtime = now;
 	e->klen = (uint32_t)id.len;
@@ -1079,7 +1079,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	/* The block names its slot before the slot names the block: repair
 	 * keeps a block only when both agree (published). */
 	TC_BLK(m, r)->aux = old ? old : H->free_slot;
-	seq_begin(H);
+	sq = tc_sseq(H, h & m->bmask);
+	tc_seq_begin(sq);
 	if (old) {
 		slot = old;
 		oref = m->slots[old - 1].blk;
@@ -1114,7 +1115,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		}
 		tc_free_blk(m, oref);
 	}
-	seq_end(H);
+	tc_seq_end(sq);
 	if (expire < H->min_expire) {
 		H->min_expire = expire;
 	}
@@ -1152,9 +1153,7 @@ static int shm_remove(void *st, tc_str id)
 	}
 	slot = find_id(m, id);
 	if (slot) {
-		seq_begin(m->hdr);
-		tc_remove_entry(m, slot);
-		seq_end(m->hdr);
+		remove_one(m, slot);
 		m->hdr->writes++;
 	}
 	wunlock(m);
@@ -1236,6 +1235,11 @@ static uint32_t *select_ids(tc_shm_map *m, tc_ids_mode mode, const tc_str *tags,
 {
 	const tc_index ix = {m, m->nslots, ix_next, ix_entry, ix_tag, ix_count, ix_member, ix_carries};
 
+	/* one tag: the same set, without the bitmap of nslots bits that
+	 * matchingAny clears to merge several tags' members */
+	if (mode == TC_CLEAN_MATCHING_ANY && ntags == 1) {
+		mode = TC_CLEAN_MATCHING;
+	}
 	return tc_select(&ix, mode, tags, ntags, n, oom);
 }
 
@@ -1252,11 +1256,11 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 		return TC_ERR;
 	}
 	if (mode == TC_CLEAN_ALL) {
-		seq_begin(m->hdr);
+		tc_seq_begin(&m->hdr->seq);
 		tc_crash_point("clean_all");
 		tc_shm_format(m);
 		m->hdr->min_expire = TC_EXPIRE_NEVER;
-		seq_end(m->hdr);
+		tc_seq_end(&m->hdr->seq);
 		m->hdr->writes++;
 		wunlock(m);
 		return TC_OK;

@@ -26,6 +26,7 @@
 #define TC_NCLASSES    96           /* allocator free lists */
 #define TC_NEXACT      64           /* classes 0..63 hold one exact size */
 #define TC_MIN_SIZE    (1024 * 1024)
+#define TC_SEQ_STRIPES 1024
 
 typedef uint32_t tc_ref;
 
@@ -88,11 +89,11 @@ typedef struct {
 	tc_ref blk;     /* 0: free slot */
 	uint32_t next;  /* bucket chain (slot + 1), or free list */
 	uint32_t hash;
-	uint32_t atime; /* TC_TICK at the last read or save (an LRU clock that
-	                   advances with writes: half the sequence), set by
-	                   readers without a lock, and only when it is more than
-	                   atime_slack ticks old: the slot table never moves, so
-	                   a stale store only skews one entry's age */
+	uint32_t atime; /* hdr->tick at the last read or save (an LRU clock
+	                   that advances with writes), set by readers without a
+	                   lock, and only when it is more than atime_slack ticks
+	                   old: the slot table never moves, so a stale store
+	                   only skews one entry's age */
 } tc_slot;
 
 typedef struct {
@@ -107,8 +108,10 @@ typedef struct {
 	char pad0[64];
 	pthread_mutex_t lock;
 	char pad1[64];
-	uint64_t seq;           /* odd while the index changes (seqlock) */
-	char pad2[56];
+	uint64_t seq;           /* odd while the whole index changes (clean all,
+	                           repair): every reader retries */
+	uint32_t tick;          /* the LRU clock: version >> tick_shift */
+	char pad2[52];
 	/* below: written only under the lock */
 	uint64_t version;
 	uint32_t free_slot;     /* slot + 1 */
@@ -119,6 +122,11 @@ typedef struct {
 	tc_ref free_heads[TC_NCLASSES];
 	char pad3[64];
 	tc_stripe stripes[TC_NSTRIPES];
+	/* Per stripe of buckets (bucket & (TC_SEQ_STRIPES - 1)): odd while an
+	 * entry of that stripe is published or removed. A reader checks its
+	 * key's stripe and the whole-index seq, so a writer stopped inside a
+	 * window holds up the readers of one stripe, not all. */
+	uint64_t sseq[TC_SEQ_STRIPES];
 } tc_shm_hdr;
 
 typedef struct {
@@ -145,7 +153,10 @@ typedef struct tc_shm_map {
 	uint32_t *buckets, *tagbuckets;
 	unsigned char *heap;
 	uint32_t nslots, bmask, tbmask, heap_units;
-	uint32_t atime_slack;  /* nslots / 64: a read refreshes an older atime */
+	uint32_t tick_shift;   /* log2(nslots) - 10, at least 0 */
+	uint32_t atime_slack;  /* nslots / 1024 versions, in ticks: a read
+	                          refreshes an atime older than that (0 in a
+	                          table of up to 1,024 entries: exact LRU) */
 	int held;        /* this process holds the lock */
 	int tainted;     /* this process found the segment damaged */
 	int checked;     /* walked once since this process mapped it */
@@ -159,9 +170,30 @@ typedef struct {
 	double lock_timeout;
 } tc_shm;
 
-/* The LRU clock: the sequence counter, which every change advances (read
- * anyway by a lock-free load, on its own cache line). */
-#define TC_TICK(h)     ((uint32_t)(__atomic_load_n(&(h)->seq, __ATOMIC_RELAXED) >> 1))
+/* The LRU clock, on the whole-index seq's cache line (which a lock-free
+ * load reads anyway, and writers dirty once per 2^tick_shift saves). */
+#define TC_TICK(h)     __atomic_load_n(&(h)->tick, __ATOMIC_RELAXED)
+
+/* The seqlock windows (TECHNOTES "Seqlocks" gives the memory-order
+ * argument). A writer, under the lock: begin, change, end. */
+static inline void tc_seq_begin(uint64_t *seq)
+{
+	/* the odd value must be visible before any store of the change: a
+	 * release fence orders it before every later store */
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void tc_seq_end(uint64_t *seq)
+{
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The window of the stripe that holds bucket hash h. */
+static inline uint64_t *tc_sseq(tc_shm_hdr *H, uint32_t bucket)
+{
+	return &H->sseq[bucket & (TC_SEQ_STRIPES - 1)];
+}
 
 #define TC_BLK(m, r)   ((tc_blk *)((m)->heap + (size_t)(r) * TC_UNIT))
 #define TC_PAYLOAD(b)  ((unsigned char *)(b) + sizeof(tc_blk))

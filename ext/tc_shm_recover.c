@@ -211,6 +211,12 @@ void tc_shm_repair(tc_shm_map *m, const char *why)
 	free(keep);
 	H->needs_repair = 0;
 	m->tainted = 0;
+	/* a writer that died inside a stripe's window left it odd */
+	for (i = 0; i < TC_SEQ_STRIPES; i++) {
+		if (H->sseq[i] & 1) {
+			__atomic_store_n(&H->sseq[i], H->sseq[i] + 1, __ATOMIC_RELAXED);
+		}
+	}
 	__atomic_store_n(&H->seq, H->seq + 1, __ATOMIC_RELEASE);
 	if (lost) {
 		tc_log("tagcache: %s: repair kept %u entries, discarded %u damaged blocks",
@@ -237,6 +243,12 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 	}
 	if (H->seq & 1) {
 		tc_report_add(&R, "sequence is odd (%llu) outside any change", (unsigned long long)H->seq);
+	}
+	for (i = 0; i < TC_SEQ_STRIPES; i++) {
+		if (H->sseq[i] & 1) {
+			tc_report_add(&R, "stripe %u's sequence is odd (%llu) outside any change", i,
+			              (unsigned long long)H->sseq[i]);
+		}
 	}
 	/* heap chain */
 	for (r = 1; r < end;) {
