@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "tc_shm.h"
+#include "tc_shm_defs.h"
 
 static int entry_whole(tc_shm_map *m, tc_ref r)
 {
@@ -433,7 +433,7 @@ slots:
 				continue;
 			}
 			/* Members that no longer hold are allowed (removed lazily,
-			 * tc_shm.h); the ones that hold must be exactly the live ones. */
+			 * tc_shm_defs.h); the ones that hold must be exactly the live ones. */
 			live = 0;
 			for (k = 0; k < T->count; k++) {
 				uint32_t id = TC_TARR(TC_BLK(m, T->arr))[k];

@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "tc_shm.h"
+#include "tc_shm_defs.h"
 #include "tc_hash.h"
 
 #define WHYBUF 256
