@@ -45,9 +45,8 @@ static int fresh(tc_shm_map *m, int64_t now, char *err)
 static int wlock_(tc_shm *s, char *err, int wait)
 {
 	tc_shm_map *m = s->m;
-	struct timespec ts;
 	double t = s->lock_timeout > 0 ? s->lock_timeout : 5.0;
-	int r;
+	int r, owner_died;
 
 	/* Another process may have truncated the file under the mapping:
 	 * checked before the lock in it is touched. */
@@ -62,17 +61,8 @@ static int wlock_(tc_shm *s, char *err, int wait)
 		m->held = 0;
 		pthread_mutex_unlock(&m->hdr->lock);
 	}
-	r = pthread_mutex_trylock(&m->hdr->lock);
-	if (r == 0 || r == EOWNERDEAD) {
-		goto got;
-	}
-	if (!wait) {
-		return TC_ERR;
-	}
-	tc_deadline(&ts, t);
-	r = pthread_mutex_timedlock(&m->hdr->lock, &ts);
-got:
-	if (r == EOWNERDEAD) {
+	r = tc_robust_lock(&m->hdr->lock, t, wait, &owner_died, m->path, err, TC_ERRBUF);
+	if (r == 0 && owner_died) {
 		m->held = 1;
 		m->hdr->lock_recoveries++;
 		tc_shm_repair(m, "a process died while holding the write lock");
@@ -81,13 +71,6 @@ got:
 		return TC_OK;
 	}
 	if (r != 0) {
-		if (err) {
-			if (r == ETIMEDOUT) {
-				snprintf(err, TC_ERRBUF, "%s: write lock not acquired within %.3g s", m->path, t);
-			} else {
-				snprintf(err, TC_ERRBUF, "%s: write lock: %s", m->path, strerror(r));
-			}
-		}
 		return TC_ERR;
 	}
 	m->held = 1;
@@ -216,7 +199,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 
 	uint64_t *sq = tc_sseq(H, h & m->bmask);
 
-	for (attempt = 0; attempt < 200; attempt++) {
+	for (attempt = 0; attempt < TC_READ_TRIES; attempt++) {
 		uint64_t g1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
 		uint64_t s1 = __atomic_load_n(sq, __ATOMIC_ACQUIRE);
 		uint32_t i, steps = 0, found = 0;

@@ -182,21 +182,7 @@ typedef struct {
  * load reads anyway, and writers dirty once per 2^tick_shift saves). */
 #define TC_TICK(h)     __atomic_load_n(&(h)->tick, __ATOMIC_RELAXED)
 
-/* The seqlock windows (TECHNOTES "Seqlocks" gives the memory-order
- * argument). A writer, under the lock: begin, change, end. */
-static inline void tc_seq_begin(uint64_t *seq)
-{
-	/* the odd value must be visible before any store of the change: a
-	 * release fence orders it before every later store */
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static inline void tc_seq_end(uint64_t *seq)
-{
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
-}
-
+/* The seqlock windows: tc_seq_begin()/tc_seq_end() (tc_sync.h). */
 /* The window of the stripe that holds bucket hash h. */
 static inline uint64_t *tc_sseq(tc_shm_hdr *H, uint32_t bucket)
 {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include "tc_backend.h"
+#include "tc_sync.h"
 
 /* ---------------------------------------------------------------- clocks */
 
@@ -54,14 +55,7 @@ void tc_deadline(struct timespec *ts, double seconds);
 
 /* -------------------------------------------------- lock-free readers */
 
-/* The reader's side of a seqlock (the index header's `seq`, odd while a
- * writer changes the index): after reading the sequence (acquire) and
- * what it guards, 1 when a writer has been at work meanwhile. */
-static inline int tc_seq_changed(const uint64_t *seq, uint64_t s1)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(seq, __ATOMIC_RELAXED) != s1;
-}
+/* The seqlock reader (tc_seq_changed), its retries and tc_backoff(): tc_sync.h. */
 
 /* A shared counter, bumped without the lock. */
 static inline void tc_count(uint64_t *c)
@@ -69,21 +63,6 @@ static inline void tc_count(uint64_t *c)
 	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
-/* A reader's wait after it met a writer's odd sequence: spin, then yield,
- * then sleep. */
-static inline void tc_backoff(int attempt)
-{
-	if (attempt < 8) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	} else if (attempt < 64) {
-		sched_yield();
-	} else {
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-	}
-}
 
 /* Hit and miss counters, striped over cache lines by pid so that readers
  * in different processes do not bounce one line. */
