@@ -144,8 +144,8 @@ static void file_close(void *state)
  * spins (s->stuck_seq: stripe and value). The sequence is the one of the
  * id's bucket stripe (TCF_RSEQ): a writer stopped in its window makes only
  * the keys of that stripe miss, and none waits. */
-#define READ_TRIES 1000
-#define STUCK_TRIES 8
+#define READ_TRIES TC_READ_TRIES    /* tc_sync.h, shared with shm */
+#define STUCK_TRIES TC_STUCK_TRIES
 
 /* A load's time is mostly memory latency (issue 15's profile: the first
  * touch of the slot and of the record header take most of load_fast):

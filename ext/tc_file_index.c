@@ -41,26 +41,25 @@ uint32_t tcf_tag_hash(const unsigned char *p, size_t len)
 	return (uint32_t)tc_hash(p, len, SEED_TAG);
 }
 
+/* The seqlock writer shared with shm (tc_sync.h). */
 void tcf_seq_begin(tcf_hdr *h)
 {
-	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	tc_seq_begin(&h->seq);
 }
 
 void tcf_seq_end(tcf_hdr *h)
 {
-	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
+	tc_seq_end(&h->seq);
 }
 
 void tcf_rseq_begin(uint32_t *q)
 {
-	__atomic_store_n(q, *q + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	tc_seq32_begin(q);
 }
 
 void tcf_rseq_end(uint32_t *q)
 {
-	__atomic_store_n(q, *q + 1, __ATOMIC_RELEASE);
+	tc_seq32_end(q);
 }
 
 /* ---------------------------------------------------------------- layout */

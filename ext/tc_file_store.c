@@ -489,33 +489,19 @@ static int lock_index(tc_file *f, char *err, int wait)
 		err = ebuf;
 	}
 	for (tries = 0; tries < 16; tries++) {
-		struct timespec ts;
 		double t = f->lock_timeout > 0 ? f->lock_timeout : 5.0;
-		int r, owner_died = 0;
+		int r, owner_died;
 
 		if (__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE) && tcf_reopen_index(f, err) != TC_OK) {
 			return TC_ERR;
 		}
-		if (wait) {
-			tc_deadline(&ts, t);
-			r = pthread_mutex_timedlock(&s->ix.hdr->lock, &ts);
-		} else {
-			r = pthread_mutex_trylock(&s->ix.hdr->lock);
-			if (r == EBUSY) {
-				snprintf(err, TC_ERRBUF, "%.3000s: the write lock is held", s->dir);
-				return TC_ERR;
-			}
-		}
-		if (r == EOWNERDEAD) {
-			pthread_mutex_consistent(&s->ix.hdr->lock);
-			owner_died = 1;
-		} else if (r != 0) {
-			if (r == ETIMEDOUT) {
-				snprintf(err, TC_ERRBUF, "%.3000s: write lock not acquired within %.3g s", s->dir, t);
-			} else {
-				snprintf(err, TC_ERRBUF, "%.3000s: write lock: %s", s->dir, strerror(r));
-			}
+		/* the robust lock shared with shm (tc_sync.h) */
+		r = tc_robust_lock(&s->ix.hdr->lock, t, wait, &owner_died, s->dir, err, TC_ERRBUF);
+		if (r != 0) {
 			return TC_ERR;
+		}
+		if (owner_died) {
+			pthread_mutex_consistent(&s->ix.hdr->lock);
 		}
 		s->held = 1;
 		tcf_lmap_prune(s);

@@ -1,9 +1,10 @@
 /*
  * tc_shm.c: the shared-memory engine behind TagCache\Shm.
  *
- * Readers take no lock: load() and test() follow the index under a seqlock
- * and copy what they found, then check that no writer changed the index in
- * the meantime; every offset they follow is bounds-checked first, so a
+ * Readers take no lock: load() and test() follow the index under the
+ * seqlocks of the whole index and of their key's stripe of buckets, copy
+ * what they found, then check that no writer changed either in the
+ * meantime; every offset they follow is bounds-checked first, so a
  * concurrent change can cost a retry but never a wild read. Writers take
  * one robust process-shared mutex; a writer killed while holding it is
  * detected by the next (EOWNERDEAD) and the index is rebuilt from the
@@ -19,80 +20,8 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
-#include "tc_shm.h"
-#include "tc_hash.h"
+#include "tc_shm_defs.h"
 #include "tc_lease.h"
-
-#define SEED_KEY   UINT64_C(0x6b6579)
-#define SEED_TAG   UINT64_C(0x746167)
-#define SEED_CHECK UINT64_C(0x636865636b)
-#define BATCH      32  /* removals per odd window, so readers get through */
-
-uint32_t tc_key_hash(const unsigned char *p, size_t len)
-{
-	return (uint32_t)tc_hash(p, len, SEED_KEY);
-}
-
-uint32_t tc_tag_hash(const unsigned char *p, size_t len)
-{
-	return (uint32_t)tc_hash(p, len, SEED_TAG);
-}
-
-uint32_t tc_entry_check(const tc_entry *e)
-{
-	uint64_t seed = SEED_CHECK ^ e->version ^ ((uint64_t)e->klen << 40)
-	                ^ ((uint64_t)e->vlen << 8) ^ ((uint64_t)e->ntags << 56) ^ e->tnlen;
-	const unsigned char *k = TC_KEY(e);
-
-	return (uint32_t)tc_hash(k, (size_t)e->klen + e->vlen + e->tnlen, seed);
-}
-
-static uint64_t entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen)
-{
-	return sizeof(tc_blk) + sizeof(tc_entry) + ntags * sizeof(tc_link) + klen + vlen + tnlen;
-}
-
-/* The block at ref r if it is of that type, of at least min units, and
- * inside the heap; NULL otherwise. */
-static const tc_blk *blk_at(const tc_shm_map *m, tc_ref r, uint16_t type, uint32_t min)
-{
-	const tc_blk *b;
-
-	if (!tc_ref_ok(m, r)) {
-		return NULL;
-	}
-	b = TC_BLK(m, r);
-	if (b->type != type || b->size < min || b->size > m->heap_units - 1 - r) {
-		return NULL;
-	}
-	return b;
-}
-
-/* A block that claims to be an entry, checked against the heap's bounds. */
-int tc_entry_sane(const tc_shm_map *m, tc_ref r)
-{
-	const tc_blk *b = blk_at(m, r, TC_B_ENTRY, 4);
-	const tc_entry *e;
-
-	if (!b) {
-		return 0;
-	}
-	e = TC_ENTRY(b);
-	return entry_bytes(e->ntags, e->klen, e->vlen, e->tnlen) <= (uint64_t)b->size * TC_UNIT;
-}
-
-static inline void seq_begin(tc_shm_hdr *h)
-{
-	/* the odd value must be visible before any store of the change: a
-	 * release fence orders it before every later store */
-	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static inline void seq_end(tc_shm_hdr *h)
-{
-	__atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
-}
 
 /* ---------------------------------------------------------------- lock */
 
@@ -116,9 +45,8 @@ static int fresh(tc_shm_map *m, int64_t now, char *err)
 static int wlock_(tc_shm *s, char *err, int wait)
 {
 	tc_shm_map *m = s->m;
-	struct timespec ts;
 	double t = s->lock_timeout > 0 ? s->lock_timeout : 5.0;
-	int r;
+	int r, owner_died;
 
 	/* Another process may have truncated the file under the mapping:
 	 * checked before the lock in it is touched. */
@@ -133,17 +61,8 @@ static int wlock_(tc_shm *s, char *err, int wait)
 		m->held = 0;
 		pthread_mutex_unlock(&m->hdr->lock);
 	}
-	r = pthread_mutex_trylock(&m->hdr->lock);
-	if (r == 0 || r == EOWNERDEAD) {
-		goto got;
-	}
-	if (!wait) {
-		return TC_ERR;
-	}
-	tc_deadline(&ts, t);
-	r = pthread_mutex_timedlock(&m->hdr->lock, &ts);
-got:
-	if (r == EOWNERDEAD) {
+	r = tc_robust_lock(&m->hdr->lock, t, wait, &owner_died, m->path, err, TC_ERRBUF);
+	if (r == 0 && owner_died) {
 		m->held = 1;
 		m->hdr->lock_recoveries++;
 		tc_shm_repair(m, "a process died while holding the write lock");
@@ -152,13 +71,6 @@ got:
 		return TC_OK;
 	}
 	if (r != 0) {
-		if (err) {
-			if (r == ETIMEDOUT) {
-				snprintf(err, TC_ERRBUF, "%s: write lock not acquired within %.3g s", m->path, t);
-			} else {
-				snprintf(err, TC_ERRBUF, "%s: write lock: %s", m->path, strerror(r));
-			}
-		}
 		return TC_ERR;
 	}
 	m->held = 1;
@@ -196,39 +108,6 @@ static void wunlock(tc_shm_map *m)
 	pthread_mutex_unlock(&m->hdr->lock);
 }
 
-/* --------------------------------------------------------------- index */
-
-/* Under the lock: slot id (1-based) of the key, 0 if absent. Sets tainted
- * when the chain is broken. */
-uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h)
-{
-	uint32_t i = m->buckets[h & m->bmask], steps = 0;
-
-	while (i) {
-		tc_slot *sl;
-
-		if (i > m->nslots || ++steps > m->nslots) {
-			m->tainted = 1;
-			return 0;
-		}
-		sl = &m->slots[i - 1];
-		if (sl->hash == h) {
-			tc_entry *e;
-
-			if (!tc_entry_sane(m, sl->blk)) {
-				m->tainted = 1;
-				return 0;
-			}
-			e = TC_ENTRY(TC_BLK(m, sl->blk));
-			if (e->klen == klen && memcmp(TC_KEY(e), k, klen) == 0) {
-				return i;
-			}
-		}
-		i = sl->next;
-	}
-	return 0;
-}
-
 /* Under the lock: the slot of an id, 0 if absent. */
 static uint32_t find_id(tc_shm_map *m, tc_str id)
 {
@@ -236,437 +115,6 @@ static uint32_t find_id(tc_shm_map *m, tc_str id)
 	               tc_key_hash((const unsigned char *)id.p, id.len));
 }
 
-static tc_entry *slot_entry(tc_shm_map *m, uint32_t id)
-{
-	return TC_ENTRY(TC_BLK(m, m->slots[id - 1].blk));
-}
-
-/* Under the lock, for slot ids read from the segment: the entry, or NULL
- * (and the segment marked for repair) when the slot does not hold one. */
-static tc_entry *slot_entry_chk(tc_shm_map *m, uint32_t id)
-{
-	if (id < 1 || id > m->nslots || !tc_entry_sane(m, m->slots[id - 1].blk)) {
-		m->tainted = 1;
-		return NULL;
-	}
-	return slot_entry(m, id);
-}
-
-/* A tag record and its member array, checked against the heap's bounds. */
-int tc_tag_ok(const tc_shm_map *m, tc_ref t)
-{
-	const tc_blk *b = blk_at(m, t, TC_B_TAG, 2), *ab;
-	const tc_tag *T;
-
-	if (!b) {
-		return 0;
-	}
-	T = TC_TAGREC(b);
-	if (sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)T->nlen > (uint64_t)b->size * TC_UNIT
-	    || T->count > T->cap) {
-		return 0;
-	}
-	if (!T->cap) {
-		return 1;
-	}
-	ab = blk_at(m, T->arr, TC_B_TARR, 0);
-	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
-}
-
-tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
-{
-	tc_ref t = m->tagbuckets[h & m->tbmask];
-	uint32_t steps = 0;
-
-	while (t) {
-		tc_tag *T;
-
-		if (!tc_tag_ok(m, t) || ++steps > m->heap_units) {
-			m->tainted = 1;
-			return 0;
-		}
-		T = TC_TAGREC(TC_BLK(m, t));
-		if (T->hash == h && T->nlen == len && memcmp(TC_TAGNAME(T), name, len) == 0) {
-			return t;
-		}
-		t = T->next;
-	}
-	return 0;
-}
-
-/* Find or create (with no member yet). 0 when the heap has no room. */
-tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
-{
-	tc_ref t = tc_tag_find(m, name, len, h);
-	tc_tag *T;
-
-	if (t || m->tainted) {
-		return t;
-	}
-	t = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + len + TC_UNIT - 1) / TC_UNIT), TC_B_TAG);
-	if (!t) {
-		return 0;
-	}
-	T = TC_TAGREC(TC_BLK(m, t));
-	T->hash = h;
-	T->count = 0;
-	T->cap = 0;
-	T->arr = 0;
-	T->nlen = len;
-	memcpy(TC_TAGNAME(T), name, len);
-	T->next = m->tagbuckets[h & m->tbmask];
-	m->tagbuckets[h & m->tbmask] = t;
-	m->hdr->tags++;
-	return t;
-}
-
-/* Room for one more member. */
-int tc_tag_reserve(tc_shm_map *m, tc_ref t)
-{
-	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-	uint32_t cap;
-	tc_ref a;
-
-	if (T->count < T->cap) {
-		return 0;
-	}
-	cap = T->cap ? T->cap * 2 : 4;
-	a = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + (uint64_t)cap * 4 + TC_UNIT - 1) / TC_UNIT), TC_B_TARR);
-	if (!a) {
-		return -1;
-	}
-	T = TC_TAGREC(TC_BLK(m, t));
-	if (T->arr) {
-		memcpy(TC_TARR(TC_BLK(m, a)), TC_TARR(TC_BLK(m, T->arr)), (size_t)T->count * 4);
-		tc_free_blk(m, T->arr);
-	}
-	T->arr = a;
-	T->cap = cap;
-	return 0;
-}
-
-void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
-{
-	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-
-	TC_TARR(TC_BLK(m, T->arr))[T->count] = slot;
-	l->tag = t;
-	l->pos = T->count;
-	T->count++;
-}
-
-void tc_tag_drop(tc_shm_map *m, tc_ref t)
-{
-	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-	tc_ref *p = &m->tagbuckets[T->hash & m->tbmask];
-	uint32_t steps = 0;
-
-	while (*p && *p != t && ++steps < m->heap_units) {
-		p = &TC_TAGREC(TC_BLK(m, *p))->next;
-	}
-	if (*p == t) {
-		*p = T->next;
-	}
-	if (T->arr) {
-		tc_free_blk(m, T->arr);
-	}
-	tc_free_blk(m, t);
-	m->hdr->tags--;
-}
-
-static void tag_unlink(tc_shm_map *m, tc_ref t, uint32_t pos)
-{
-	tc_tag *T;
-	uint32_t *arr, last;
-
-	if (!tc_tag_ok(m, t) || pos >= TC_TAGREC(TC_BLK(m, t))->count) {
-		m->tainted = 1;
-		return;
-	}
-	T = TC_TAGREC(TC_BLK(m, t));
-	arr = TC_TARR(TC_BLK(m, T->arr));
-	last = T->count - 1;
-	if (pos != last) {
-		uint32_t moved = arr[last], j;
-		tc_entry *e = slot_entry_chk(m, moved);
-		tc_link *l;
-
-		if (!e) {
-			return;
-		}
-		l = TC_LINKS(e);
-
-		arr[pos] = moved;
-		for (j = 0; j < e->ntags; j++) {
-			if (l[j].tag == t && l[j].pos == last) {
-				l[j].pos = pos;
-				break;
-			}
-		}
-	}
-	T->count--;
-	if (T->count == 0) {
-		tc_tag_drop(m, t);
-	}
-}
-
-/* Inside an odd window: take the entry out of the index, free its block. */
-void tc_remove_entry(tc_shm_map *m, uint32_t id)
-{
-	tc_slot *sl = &m->slots[id - 1];
-	tc_ref r = sl->blk;
-	tc_blk *b = TC_BLK(m, r);
-	tc_entry *e = TC_ENTRY(b);
-	tc_link *l = TC_LINKS(e);
-	uint32_t *p = &m->buckets[sl->hash & m->bmask], j, steps = 0;
-
-	__atomic_store_n(&b->type, TC_B_DEAD, __ATOMIC_RELEASE);
-	while (*p && *p != id && ++steps <= m->nslots) {
-		p = &m->slots[*p - 1].next;
-	}
-	if (*p == id) {
-		*p = sl->next;
-	}
-	for (j = 0; j < e->ntags; j++) {
-		tag_unlink(m, l[j].tag, l[j].pos);
-	}
-	sl->blk = 0;
-	sl->hash = 0;
-	sl->next = m->hdr->free_slot;
-	m->hdr->free_slot = id;
-	m->hdr->entries--;
-	tc_free_blk(m, r);
-}
-
-/* Removes a list of slots, a few per odd window. */
-static void remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (i % BATCH == 0) {
-			if (i) {
-				seq_end(m->hdr);
-			}
-			seq_begin(m->hdr);
-		}
-		if (m->tainted) {
-			break;
-		}
-		if (slot_entry_chk(m, ids[i])) {
-			tc_remove_entry(m, ids[i]);
-		}
-		if (i == 0 && crash) {
-			tc_crash_point(crash);
-		}
-	}
-	if (n) {
-		seq_end(m->hdr);
-	}
-}
-
-/* ------------------------------------------------------------ eviction */
-
-/* Removes every expired entry; keeps min_expire exact for the rest. */
-static void sweep_expired(tc_shm_map *m, int64_t now)
-{
-	uint32_t i;
-	tc_ids ids = {0};
-	int64_t next = TC_EXPIRE_NEVER;
-
-	if (tc_ids_grow(&ids, 256) != 0) {
-		return;
-	}
-	for (i = 1; i <= m->nslots; i++) {
-		tc_entry *e;
-
-		if (!m->slots[i - 1].blk) {
-			continue;
-		}
-		e = slot_entry_chk(m, i);
-		if (!e) {
-			break;
-		}
-		if (e->expire < now) {
-			if (tc_ids_push(&ids, i) != 0) {
-				break;
-			}
-		} else if (e->expire < next) {
-			next = e->expire;
-		}
-	}
-	remove_list(m, ids.v, ids.n, NULL);
-	m->hdr->expirations += ids.n;
-	m->hdr->min_expire = i > m->nslots ? next : now;
-	free(ids.v);
-}
-
-/* The eviction victim: an expired entry if the sample finds one, else the
- * least recently read of a sample taken round the slot table (a CLOCK-like
- * hand, so every entry gets looked at in turn). 0 when the table is empty. */
-static uint32_t pick_victim(tc_shm_map *m, int64_t now, int *expired)
-{
-	uint32_t best = 0, best_age = 0, seen = 0, n, tick = (uint32_t)m->hdr->version;
-
-	*expired = 0;
-	for (n = 0; n < m->nslots && seen < 16; n++) {
-		uint32_t id = (m->hdr->clock++ % m->nslots) + 1;
-		tc_slot *sl = &m->slots[id - 1];
-
-		if (!sl->blk) {
-			continue;
-		}
-		seen++;
-		if (!slot_entry_chk(m, id)) {
-			return 0;
-		}
-		if (slot_entry(m, id)->expire < now) {
-			*expired = 1;
-			return id;
-		}
-		if (!best || tick - sl->atime > best_age) {
-			best = id;
-			best_age = tick - sl->atime;
-		}
-	}
-	return best;
-}
-
-static int evict_one(tc_shm_map *m, int64_t now)
-{
-	int expired;
-	uint32_t best = pick_victim(m, now, &expired);
-
-	if (!best) {
-		return 0;
-	}
-	seq_begin(m->hdr);
-	tc_remove_entry(m, best);
-	seq_end(m->hdr);
-	if (expired) {
-		m->hdr->expirations++;
-	} else {
-		m->hdr->evictions++;
-	}
-	return 1;
-}
-
-/* Frees a run of at least `units` contiguous units by evicting the entries
- * that lie next to an LRU victim in the heap. Single evictions free blocks
- * scattered over the heap; a large block (a popular tag's member array that
- * must double) may never appear that way on a full, fragmented heap. */
-static int make_contiguous(tc_shm_map *m, uint32_t units, int64_t now)
-{
-	uint32_t end = m->heap_units - 1, attempt, tick = (uint32_t)m->hdr->version;
-	uint32_t best_age = 0, n = 0, i;
-	tc_ref best_start = 0, best_end = 0;
-	uint32_t ids[256];
-
-	/* Of up to 8 windows around LRU victims, take the one whose most
-	 * recently read entry is the least recent: the coldest region. */
-	for (attempt = 0; attempt < 8; attempt++) {
-		int expired;
-		uint32_t victim = pick_victim(m, now, &expired), steps = 0, acc = 0, young;
-		tc_ref start, r;
-
-		if (!victim) {
-			break;
-		}
-		start = r = m->slots[victim - 1].blk;
-		while (r < end && acc < units + 2 && steps++ < 4096) {
-			tc_blk *b = TC_BLK(m, r);
-
-			if (b->size < 2 || b->size > end - r) {
-				m->tainted = 1;
-				return 0;
-			}
-			if (b->type == TC_B_FREE || b->type == TC_B_ENTRY) {
-				acc += b->size;
-			} else {
-				acc = 0;  /* a tag record or array cannot move: start after it */
-				start = r + b->size;
-			}
-			r += b->size;
-		}
-		if (acc < units + 2) {
-			continue;
-		}
-		young = UINT32_MAX;
-		for (tc_ref x = start; x < r; x += TC_BLK(m, x)->size) {
-			tc_blk *b = TC_BLK(m, x);
-
-			if (b->type == TC_B_ENTRY && b->aux >= 1 && b->aux <= m->nslots) {
-				uint32_t age = tick - m->slots[b->aux - 1].atime;
-
-				if (age < young) {
-					young = age;
-				}
-			}
-		}
-		if (!best_end || young > best_age) {
-			best_age = young;
-			best_start = start;
-			best_end = r;
-		}
-	}
-	if (!best_end) {
-		return 0;
-	}
-	for (tc_ref x = best_start; x < best_end && n < 256; x += TC_BLK(m, x)->size) {
-		tc_blk *b = TC_BLK(m, x);
-
-		if (b->type == TC_B_ENTRY && b->aux >= 1 && b->aux <= m->nslots
-		    && m->slots[b->aux - 1].blk == x) {
-			ids[n++] = b->aux;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		if (!slot_entry_chk(m, ids[i])) {
-			return 0;
-		}
-	}
-	remove_list(m, ids, n, NULL);
-	m->hdr->evictions += n;
-	return n > 0;
-}
-
-/* Makes room: expired entries first, then least recently used. */
-static int make_room(tc_shm_map *m, int64_t now)
-{
-	if (m->hdr->min_expire < now && m->hdr->entries) {
-		uint32_t before = m->hdr->entries;
-
-		sweep_expired(m, now);
-		if (m->hdr->entries < before) {
-			return 1;
-		}
-	}
-	return evict_one(m, now);
-}
-
-static tc_ref alloc_room(tc_shm_map *m, uint32_t units, uint16_t type, int64_t now)
-{
-	uint32_t tries;
-	uint64_t used0 = m->hdr->bytes_used;
-
-	for (tries = 0; tries <= m->nslots + 1; tries++) {
-		tc_ref r = tc_alloc(m, units, type);
-
-		if (r || m->tainted) {
-			return r;
-		}
-		/* Single evictions have freed eight times the size asked for, and still
-		 * no block fits: the heap is fragmented, clear a run instead. */
-		if (used0 > m->hdr->bytes_used && used0 - m->hdr->bytes_used >= (uint64_t)units * TC_UNIT * 8
-		    && make_contiguous(m, units, now)) {
-			continue;
-		}
-		if (!make_room(m, now)) {
-			return 0;
-		}
-	}
-	return 0;
-}
 
 /* ---------------------------------------------------------- operations */
 
@@ -749,15 +197,18 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 	tc_shm_hdr *H = m->hdr;
 	int attempt;
 
-	for (attempt = 0; attempt < 200; attempt++) {
-		uint64_t s1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
+	uint64_t *sq = tc_sseq(H, h & m->bmask);
+
+	for (attempt = 0; attempt < TC_READ_TRIES; attempt++) {
+		uint64_t g1 = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
+		uint64_t s1 = __atomic_load_n(sq, __ATOMIC_ACQUIRE);
 		uint32_t i, steps = 0, found = 0;
 		tc_blk b;
 		tc_entry e;
 		tc_ref r = 0;
 		int bad = 0;
 
-		if (s1 & 1) {
+		if ((g1 | s1) & 1) {
 			tc_backoff(attempt);
 			continue;
 		}
@@ -782,7 +233,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 					break;
 				}
 				memcpy(&e, TC_ENTRY(TC_BLK(m, r)), sizeof(e));
-				if (entry_bytes(e.ntags, e.klen, e.vlen, e.tnlen) > (uint64_t)b.size * TC_UNIT) {
+				if (tc_entry_bytes(e.ntags, e.klen, e.vlen, e.tnlen) > (uint64_t)b.size * TC_UNIT) {
 					bad = 1;
 					break;
 				}
@@ -795,7 +246,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 			}
 			i = __atomic_load_n(&sl->next, __ATOMIC_RELAXED);
 		}
-		if (tc_seq_changed(&H->seq, s1)) {
+		if (tc_seq_changed(sq, s1) || __atomic_load_n(&H->seq, __ATOMIC_RELAXED) != g1) {
 			tc_backoff(attempt);
 			continue;
 		}
@@ -816,7 +267,7 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 				return TC_ERR;
 			}
 			memcpy(buf, v, e.vlen);
-			if (tc_seq_changed(&H->seq, s1)) {
+			if (tc_seq_changed(sq, s1) || __atomic_load_n(&H->seq, __ATOMIC_RELAXED) != g1) {
 				continue;  /* the next alloc() replaces this buffer */
 			}
 			*data = buf;
@@ -825,10 +276,14 @@ static int load_lockfree(tc_shm *s, tc_str id, uint32_t h, int allow_expired, in
 		meta->expire = e.expire;
 		meta->mtime = e.mtime;
 		{
-			/* recency on the writes' clock: no shared counter written */
-			uint32_t tick = (uint32_t)__atomic_load_n(&H->version, __ATOMIC_RELAXED);
+			/* recency on the writes' clock (on the line of the seq read
+			 * above: no other shared line read), written only when off by
+			 * more than the slack: a hot entry's slot line is not
+			 * written by every read of it */
+			uint32_t tick = TC_TICK(H);
+			uint32_t at = __atomic_load_n(&m->slots[found - 1].atime, __ATOMIC_RELAXED);
 
-			if (m->slots[found - 1].atime != tick) {
+			if (tick - at > m->atime_slack) {
 				__atomic_store_n(&m->slots[found - 1].atime, tick, __ATOMIC_RELAXED);
 			}
 		}
@@ -865,7 +320,7 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 	}
 	slot = tc_find(m, (const unsigned char *)id.p, (uint32_t)id.len, h);
 	if (slot) {
-		tc_entry *e = slot_entry(m, slot);
+		tc_entry *e = tc_slot_entry(m, slot);
 
 		if (allow_expired || !tc_expired_at(e->expire, now)) {
 			meta->expire = e->expire;
@@ -896,7 +351,7 @@ static void drop_unused_tags(tc_shm_map *m, const tc_str *tags, size_t ntags)
 		const unsigned char *p = (const unsigned char *)tags[i].p;
 		tc_ref t = tc_tag_find(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
 
-		if (t && TC_TAGREC(TC_BLK(m, t))->count == 0) {
+		if (t && TC_TAGREC(TC_BLK(m, t))->live == 0) {
 			tc_tag_drop(m, t);
 		}
 	}
@@ -911,13 +366,14 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	uint64_t tnlen = tc_names_len(tags, ntags), need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
 	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
+	uint64_t *sq;
 	uint64_t used0;
 	tc_entry *e;
 	int64_t now = tc_now();
 	size_t i;
 	int tries;
 
-	need = entry_bytes(ntags, id.len, data.len, tnlen);
+	need = tc_entry_bytes(ntags, id.len, data.len, tnlen);
 	/* An entry that cannot fit even in an empty heap fails before
 	 * anything is touched: no eviction for nothing. */
 	if (need > (uint64_t)(m->heap_units - 2) * TC_UNIT / 2 || ntags > TC_TAGS_MAX) {
@@ -939,12 +395,15 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	}
 	H = m->hdr;  /* after wlock(), which may have attached it again */
 	tc_crash_point("save_locked");
-	r = alloc_room(m, units, TC_B_ENTRY, now);
+	r = tc_alloc_room(m, units, TC_B_ENTRY, now);
 	if (!r) {
 		goto full;
 	}
 	e = TC_ENTRY(TC_BLK(m, r));
 	e->version = ++H->version;
+	if ((uint32_t)(H->version >> m->tick_shift) != H->tick) {
+		__atomic_store_n(&H->tick, (uint32_t)(H->version >> m->tick_shift), __ATOMIC_RELAXED);
+	}
 	e->expire = expire;
 	e->mtime = now;
 	e->klen = (uint32_t)id.len;
@@ -994,8 +453,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		}
 		/* a few single evictions first; then clear a run big enough */
 		if (!(want && used0 > H->bytes_used && used0 - H->bytes_used >= (uint64_t)want * TC_UNIT * 8
-		      && make_contiguous(m, want, now))
-		    && !make_room(m, now)) {
+		      && tc_make_contiguous(m, want, now))
+		    && !tc_make_room(m, now)) {
 			goto full;
 		}
 	}
@@ -1004,7 +463,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	/* The block names its slot before the slot names the block: repair
 	 * keeps a block only when both agree (published). */
 	TC_BLK(m, r)->aux = old ? old : H->free_slot;
-	seq_begin(H);
+	sq = tc_sseq(H, h & m->bmask);
+	tc_seq_begin(sq);
 	if (old) {
 		slot = old;
 		oref = m->slots[old - 1].blk;
@@ -1022,7 +482,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		m->buckets[h & m->bmask] = slot;
 		H->entries++;
 	}
-	m->slots[slot - 1].atime = (uint32_t)e->version;
+	m->slots[slot - 1].atime = TC_TICK(H);
 	tc_crash_point("save_publishing");
 	/* Link the new entry before unlinking the old one, so that a tag both
 	 * carry never drops to zero members (which would free its record). */
@@ -1035,11 +495,11 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		uint32_t j;
 
 		for (j = 0; j < oe->ntags; j++) {
-			tag_unlink(m, ol[j].tag, ol[j].pos);
+			tc_tag_release(m, ol[j].tag);
 		}
 		tc_free_blk(m, oref);
 	}
-	seq_end(H);
+	tc_seq_end(sq);
 	if (expire < H->min_expire) {
 		H->min_expire = expire;
 	}
@@ -1077,9 +537,7 @@ static int shm_remove(void *st, tc_str id)
 	}
 	slot = find_id(m, id);
 	if (slot) {
-		seq_begin(m->hdr);
-		tc_remove_entry(m, slot);
-		seq_end(m->hdr);
+		tc_remove_one(m, slot);
 		m->hdr->writes++;
 	}
 	wunlock(m);
@@ -1114,7 +572,7 @@ static uint32_t ix_next(void *ix, uint32_t slot)
 
 static int ix_entry(void *m, uint32_t slot)
 {
-	return slot_entry_chk(m, slot) != NULL;
+	return tc_slot_entry_chk(m, slot) != NULL;
 }
 
 static uint32_t ix_tag(void *m, const tc_str *name)
@@ -1129,14 +587,28 @@ static uint32_t ix_count(void *m, uint32_t t)
 	return TC_TAGREC(TC_BLK((tc_shm_map *)m, t))->count;
 }
 
-static uint32_t ix_member(void *m, uint32_t t, uint32_t i)
+/* TC_MEMBER_SKIP for a member that no longer holds; a slot id out of
+ * range or a slot naming no sound entry comes back as it is, and
+ * ix_entry() then marks the segment damaged. */
+static uint32_t ix_member(void *ix, uint32_t t, uint32_t i)
 {
-	return TC_TARR(TC_BLK((tc_shm_map *)m, TC_TAGREC(TC_BLK((tc_shm_map *)m, t))->arr))[i];
+	tc_shm_map *m = ix;
+	uint32_t s = TC_TARR(TC_BLK(m, TC_TAGREC(TC_BLK(m, t))->arr))[i];
+	tc_ref r;
+
+	if (s < 1 || s > m->nslots) {
+		return s == TC_MEMBER_SKIP ? 0 : s;
+	}
+	r = m->slots[s - 1].blk;
+	if (r && !tc_entry_sane(m, r)) {
+		return s;
+	}
+	return tc_tag_member(m, t, i) ? s : TC_MEMBER_SKIP;
 }
 
 static int ix_carries(void *m, uint32_t slot, uint32_t t)
 {
-	return carries(slot_entry(m, slot), t);
+	return carries(tc_slot_entry(m, slot), t);
 }
 
 /* The slots a tag mode selects, under the lock (tc_select). A damaged
@@ -1147,6 +619,11 @@ static uint32_t *select_ids(tc_shm_map *m, tc_ids_mode mode, const tc_str *tags,
 {
 	const tc_index ix = {m, m->nslots, ix_next, ix_entry, ix_tag, ix_count, ix_member, ix_carries};
 
+	/* one tag: the same set, without the bitmap of nslots bits that
+	 * matchingAny clears to merge several tags' members */
+	if (mode == TC_CLEAN_MATCHING_ANY && ntags == 1) {
+		mode = TC_CLEAN_MATCHING;
+	}
 	return tc_select(&ix, mode, tags, ntags, n, oom);
 }
 
@@ -1163,17 +640,17 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 		return TC_ERR;
 	}
 	if (mode == TC_CLEAN_ALL) {
-		seq_begin(m->hdr);
+		tc_seq_begin(&m->hdr->seq);
 		tc_crash_point("clean_all");
 		tc_shm_format(m);
 		m->hdr->min_expire = TC_EXPIRE_NEVER;
-		seq_end(m->hdr);
+		tc_seq_end(&m->hdr->seq);
 		m->hdr->writes++;
 		wunlock(m);
 		return TC_OK;
 	}
 	if (mode == TC_CLEAN_OLD) {
-		sweep_expired(m, now + 0);
+		tc_sweep_expired(m, now + 0);
 		wunlock(m);
 		return TC_OK;
 	}
@@ -1183,7 +660,7 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
-	remove_list(m, ids, n, "clean_tag");
+	tc_remove_list(m, ids, n, "clean_tag");
 	m->hdr->writes += n ? 1 : 0;
 	wunlock(m);
 	free(ids);
@@ -1206,7 +683,7 @@ static int shm_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,
 	}
 	ids = select_ids(m, mode, tags, ntags, &n, &oom);
 	for (i = 0; i < n; i++) {
-		tc_entry *e = slot_entry_chk(m, ids[i]);
+		tc_entry *e = tc_slot_entry_chk(m, ids[i]);
 
 		if (e && e->expire >= now) {
 			tc_sbuf_add(&b, TC_KEY(e), e->klen);
@@ -1233,7 +710,7 @@ static int shm_tags(void *st, tc_emit_fn emit, void *ctx)
 		while (t && ++steps <= m->heap_units) {
 			tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 
-			if (T->count) {
+			if (T->live) {
 				tc_sbuf_add(&b, TC_TAGNAME(T), T->nlen);
 			}
 			t = T->next;
@@ -1273,7 +750,7 @@ static int shm_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, voi
 	}
 	slot = find_id(m, id);
 	if (slot) {
-		tc_entry *e = slot_entry(m, slot);
+		tc_entry *e = tc_slot_entry(m, slot);
 
 		if (e->expire < now) {
 			slot = 0;
@@ -1309,7 +786,7 @@ static int set_expire(tc_shm *s, tc_str id, int64_t extra, int force_expired)
 	}
 	slot = find_id(m, id);
 	if (slot) {
-		tc_entry *e = slot_entry(m, slot);
+		tc_entry *e = tc_slot_entry(m, slot);
 		int64_t x;
 
 		if (force_expired) {

@@ -10,7 +10,7 @@
  * crash recovery does) always sees a consistent chain of blocks, whatever
  * instruction a killed writer stopped at.
  */
-#include "tc_shm.h"
+#include "tc_shm_defs.h"
 
 int tc_size_class(uint32_t units)
 {

@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "tc_shm.h"
+#include "tc_shm_defs.h"
 
 static int entry_whole(tc_shm_map *m, tc_ref r)
 {
@@ -78,7 +78,7 @@ static int reindex(tc_shm_map *m, tc_ref r)
 		uint32_t k;
 
 		for (k = 0; k <= j && k < e->ntags; k++) {
-			if (trefs[k] && TC_TAGREC(TC_BLK(m, trefs[k]))->count == 0) {
+			if (trefs[k] && TC_TAGREC(TC_BLK(m, trefs[k]))->live == 0) {
 				tc_tag_drop(m, trefs[k]);
 			}
 		}
@@ -92,7 +92,7 @@ static int reindex(tc_shm_map *m, tc_ref r)
 	H->free_slot = m->slots[slot - 1].next;
 	m->slots[slot - 1].blk = r;
 	m->slots[slot - 1].hash = h;
-	m->slots[slot - 1].atime = (uint32_t)H->version;
+	m->slots[slot - 1].atime = TC_TICK(H);
 	m->slots[slot - 1].next = m->buckets[h & m->bmask];
 	m->buckets[h & m->bmask] = slot;
 	TC_BLK(m, r)->aux = slot;
@@ -213,6 +213,12 @@ void tc_shm_repair(tc_shm_map *m, const char *why)
 	free(keep);
 	H->needs_repair = 0;
 	m->tainted = 0;
+	/* a writer that died inside a stripe's window left it odd */
+	for (i = 0; i < TC_SEQ_STRIPES; i++) {
+		if (H->sseq[i] & 1) {
+			__atomic_store_n(&H->sseq[i], H->sseq[i] + 1, __ATOMIC_RELAXED);
+		}
+	}
 	__atomic_store_n(&H->seq, H->seq + 1, __ATOMIC_RELEASE);
 	if (lost) {
 		tc_log("tagcache: %s: repair kept %u entries, discarded %u damaged blocks",
@@ -229,6 +235,7 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 	uint32_t end = m->heap_units - 1, r, prev = 1, i, nfree = 0, listed = 0;
 	uint32_t used_slots = 0, free_slots = 0, chained = 0, ntags = 0;
 	uint64_t used = 0, links = 0, members = 0;
+	uint32_t live;
 	unsigned char *seen = calloc((m->nslots + 8) / 8, 1);
 	int c, prev_free = 0;
 
@@ -238,6 +245,12 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 	}
 	if (H->seq & 1) {
 		tc_report_add(&R, "sequence is odd (%llu) outside any change", (unsigned long long)H->seq);
+	}
+	for (i = 0; i < TC_SEQ_STRIPES; i++) {
+		if (H->sseq[i] & 1) {
+			tc_report_add(&R, "stripe %u's sequence is odd (%llu) outside any change", i,
+			              (unsigned long long)H->sseq[i]);
+		}
 	}
 	/* heap chain */
 	for (r = 1; r < end;) {
@@ -411,34 +424,33 @@ slots:
 			if ((T->hash & m->tbmask) != i || tc_tag_hash(TC_TAGNAME(T), T->nlen) != T->hash) {
 				tc_report_add(&R, "tag %u is in the wrong bucket", t);
 			}
-			if (T->count == 0) {
+			if (T->live == 0) {
 				tc_report_add(&R, "tag %u has no members", t);
 			}
 			if (!T->arr) {
-				tc_report_add(&R, "tag %u has no member array", t);
+				if (T->count) {
+					tc_report_add(&R, "tag %u has no member array", t);
+				}
 				t = T->next;
 				continue;
 			}
+			/* Members that no longer hold are allowed (removed lazily,
+			 * tc_shm_defs.h); the ones that hold must be exactly the live ones. */
+			live = 0;
 			for (k = 0; k < T->count; k++) {
 				uint32_t id = TC_TARR(TC_BLK(m, T->arr))[k];
-				tc_entry *e;
-				tc_link *l;
-				uint32_t j, found = 0;
 
-				members++;
-				if (id < 1 || id > m->nslots || !tc_entry_sane(m, m->slots[id - 1].blk)) {
-					tc_report_add(&R, "tag %u lists a missing entry (slot %u)", t, id);
+				if (id < 1 || id > m->nslots) {
+					tc_report_add(&R, "tag %u lists slot %u, out of the table", t, id);
 					continue;
 				}
-				e = TC_ENTRY(TC_BLK(m, m->slots[id - 1].blk));
-				l = TC_LINKS(e);
-				for (j = 0; j < e->ntags; j++) {
-					found |= l[j].tag == t && l[j].pos == k;
-				}
-				if (!found) {
-					tc_report_add(&R, "tag %u lists slot %u, whose entry has no link back", t, id);
-				}
+				live += tc_tag_member(m, t, k) != 0;
 			}
+			if (live != T->live) {
+				tc_report_add(&R, "tag %u has %u members that hold, its record says %u", t, live,
+				              T->live);
+			}
+			members += live;
 			t = T->next;
 		}
 	}

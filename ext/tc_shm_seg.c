@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "tc_shm.h"
+#include "tc_shm_defs.h"
 #include "tc_hash.h"
 
 #define WHYBUF 256
@@ -85,6 +85,11 @@ static void bind_map(tc_shm_map *m, unsigned char *base, size_t size,
 	m->bmask = L->nbuckets - 1;
 	m->tbmask = L->ntagbuckets - 1;
 	m->heap_units = L->heap_units;
+	m->tick_shift = 0;
+	while ((nslots >> m->tick_shift) > 1024) {
+		m->tick_shift++;
+	}
+	m->atime_slack = (nslots >> 10) >> m->tick_shift;
 }
 
 /* Empty slot table (all on the free list) and buckets. */

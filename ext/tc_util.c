@@ -253,6 +253,9 @@ uint32_t *tc_select(const tc_index *x, tc_ids_mode mode, const tc_str *tags, siz
 			uint32_t id = x->member(x->ix, best, i);
 			int all = 1;
 
+			if (id == TC_MEMBER_SKIP) {
+				continue;
+			}
 			if (!x->entry(x->ix, id)) {
 				goto done;
 			}
@@ -279,6 +282,9 @@ uint32_t *tc_select(const tc_index *x, tc_ids_mode mode, const tc_str *tags, siz
 			for (i = 0; i < cnt; i++) {
 				uint32_t id = x->member(x->ix, refs[k], i);
 
+				if (id == TC_MEMBER_SKIP) {
+					continue;
+				}
 				if (!x->entry(x->ix, id)) {
 					goto done;
 				}

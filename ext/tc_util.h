@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include "tc_backend.h"
+#include "tc_sync.h"
 
 /* ---------------------------------------------------------------- clocks */
 
@@ -54,14 +55,7 @@ void tc_deadline(struct timespec *ts, double seconds);
 
 /* -------------------------------------------------- lock-free readers */
 
-/* The reader's side of a seqlock (the index header's `seq`, odd while a
- * writer changes the index): after reading the sequence (acquire) and
- * what it guards, 1 when a writer has been at work meanwhile. */
-static inline int tc_seq_changed(const uint64_t *seq, uint64_t s1)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(seq, __ATOMIC_RELAXED) != s1;
-}
+/* The seqlock reader (tc_seq_changed), its retries and tc_backoff(): tc_sync.h. */
 
 /* A shared counter, bumped without the lock. */
 static inline void tc_count(uint64_t *c)
@@ -69,21 +63,6 @@ static inline void tc_count(uint64_t *c)
 	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
 }
 
-/* A reader's wait after it met a writer's odd sequence: spin, then yield,
- * then sleep. */
-static inline void tc_backoff(int attempt)
-{
-	if (attempt < 8) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	} else if (attempt < 64) {
-		sched_yield();
-	} else {
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-	}
-}
 
 /* Hit and miss counters, striped over cache lines by pid so that readers
  * in different processes do not bounce one line. */
@@ -194,6 +173,8 @@ static inline int tc_bit_first(unsigned char *bits, uint32_t id)
 	return 1;
 }
 
+#define TC_MEMBER_SKIP UINT32_MAX
+
 /* An engine's index as the tag modes see it (tc_select), under the lock.
  * Slots and tags are numbered from 1; tag 0 means that nobody carries it. */
 typedef struct {
@@ -204,8 +185,12 @@ typedef struct {
 	int (*entry)(void *ix, uint32_t slot);           /* a sound entry; if not, the
 	                                                    index is marked damaged */
 	uint32_t (*tag)(void *ix, const tc_str *name);   /* the tag of that name, or 0 */
-	uint32_t (*count)(void *ix, uint32_t tag);       /* its number of members */
-	uint32_t (*member)(void *ix, uint32_t tag, uint32_t i);  /* the slot of member i */
+	uint32_t (*count)(void *ix, uint32_t tag);       /* its number of members (shm:
+	                                                    including ones that no
+	                                                    longer hold) */
+	uint32_t (*member)(void *ix, uint32_t tag, uint32_t i);  /* the slot of member i,
+	                                                    or TC_MEMBER_SKIP (a shm
+	                                                    member that no longer holds) */
 	int (*carries)(void *ix, uint32_t slot, uint32_t tag);
 } tc_index;
 

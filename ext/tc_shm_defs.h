@@ -1,0 +1,262 @@
+/*
+ * tc_shm_defs.h: the shared-memory segment's layout and the declarations
+ * the engine's files share. TECHNOTES.md draws the same layout for
+ * newcomers. The files form a stack, each using only those below it:
+ *
+ *   tc_shm.c          the operations (the vtable), the write lock
+ *   tc_shm_evict.c    making room: sweeps, eviction, contiguous runs
+ *   tc_shm_recover.c  the structure check and the repair
+ *   tc_shm_index.c    hashes, chains, tag records, removing entries
+ *   tc_shm_seg.c      finding, creating and mapping a segment
+ *   tc_shm_alloc.c    the heap
+ *
+ *   [header][slots: nslots x 16 B][buckets: u32][tag buckets: u32][heap]
+ *
+ * Everything inside the segment refers to everything else by offsets, never
+ * pointers: every process maps the segment at its own address. Heap offsets
+ * are "refs", counted in 16-byte units from the heap start; ref 0 is the
+ * start sentinel and means "none".
+ */
+#ifndef TC_SHM_DEFS_H
+#define TC_SHM_DEFS_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "tc_backend.h"
+#include "tc_util.h"
+
+#define TC_SHM_MAGIC   "TAGCACH1"
+#define TC_SHM_LAYOUT  2u  /* 2: tag members removed lazily (tc_tag.live) */
+#define TC_SHM_READY   0x52454459u  /* "REDY", written last at creation */
+#define TC_UNIT        16u
+#define TC_NCLASSES    96           /* allocator free lists */
+#define TC_NEXACT      64           /* classes 0..63 hold one exact size */
+#define TC_MIN_SIZE    (1024 * 1024)
+#define TC_SEQ_STRIPES 1024
+
+typedef uint32_t tc_ref;
+
+/* Block types. */
+enum {
+	TC_B_SENTINEL = 0x5e,
+	TC_B_FREE = 0xf4,
+	TC_B_ENTRY = 0xe7,
+	TC_B_DEAD = 0xde,  /* an entry being removed: never read, never revived */
+	TC_B_TAG = 0x7a,
+	TC_B_TARR = 0x7b
+};
+
+typedef struct {
+	uint32_t size;  /* in units, header included */
+	uint32_t prev;  /* size of the block before, in units */
+	uint16_t type;
+	uint16_t cls;   /* free list class of a free block */
+	uint32_t aux;   /* entry: its slot; free: unused */
+} tc_blk;
+
+typedef struct {
+	tc_ref next, prev;  /* free list links, in the payload of a free block */
+} tc_free;
+
+/* An entry's payload: this, then ntags links, then key, value and the tag
+ * names (each a u16 length and its bytes), contiguous. */
+typedef struct {
+	uint64_t version;  /* newer saves of an id have larger versions */
+	int64_t expire;
+	int64_t mtime;
+	uint32_t klen, vlen;
+	uint32_t ntags, tnlen;
+	uint32_t hash;     /* low 32 bits of the key hash */
+	uint32_t check;    /* checksum of version, lengths, key, value, names */
+} tc_entry;
+
+typedef struct {
+	tc_ref tag;    /* the tag record */
+	uint32_t pos;  /* this entry's index in the tag's member array */
+} tc_link;
+
+/* A tag's member array holds slot ids; member k (slot s) holds while the
+ * entry in slot s has a link {this tag, k}. Removing an entry touches only
+ * its tags' records (live--), never their arrays: the members it leaves
+ * behind fail that test and are dropped when the array is compacted (when
+ * it is full and at most half live, or when fewer than 1/8 of its members
+ * are live), or with the whole array when the tag's last entry goes. */
+typedef struct {
+	tc_ref next;    /* tag bucket chain */
+	uint32_t hash;
+	uint32_t count; /* members in the array, including ones that no longer hold */
+	uint32_t cap;
+	tc_ref arr;     /* TARR block: u32 slot indexes */
+	uint32_t live;  /* entries that carry the tag (0: the tag is dropped) */
+	uint32_t nlen;  /* name follows */
+} tc_tag;
+
+typedef struct {
+	tc_ref blk;     /* 0: free slot */
+	uint32_t next;  /* bucket chain (slot + 1), or free list */
+	uint32_t hash;
+	uint32_t atime; /* hdr->tick at the last read or save (an LRU clock
+	                   that advances with writes), set by readers without a
+	                   lock, and only when it is more than atime_slack ticks
+	                   old: the slot table never moves, so a stale store
+	                   only skews one entry's age */
+} tc_slot;
+
+typedef struct {
+	char magic[8];
+	uint32_t layout;
+	uint32_t abi;
+	uint64_t size;
+	uint32_t nslots, nbuckets, ntagbuckets, ready;
+	uint64_t off_slots, off_buckets, off_tagbuckets, off_heap;
+	uint32_t heap_units;
+	uint32_t needs_repair;  /* a holder left without finishing */
+	char pad0[64];
+	pthread_mutex_t lock;
+	char pad1[64];
+	uint64_t seq;           /* odd while the whole index changes (clean all,
+	                           repair): every reader retries */
+	uint32_t tick;          /* the LRU clock: version >> tick_shift */
+	char pad2[52];
+	/* below: written only under the lock */
+	uint64_t version;
+	uint32_t free_slot;     /* slot + 1 */
+	uint32_t entries, tags, clock;
+	uint64_t bytes_used;
+	int64_t min_expire;     /* no entry expires before this */
+	uint64_t writes, evictions, expirations, lock_recoveries;
+	tc_ref free_heads[TC_NCLASSES];
+	char pad3[64];
+	tc_stripe stripes[TC_NSTRIPES];
+	/* Per stripe of buckets (bucket & (TC_SEQ_STRIPES - 1)): odd while an
+	 * entry of that stripe is published or removed. A reader checks its
+	 * key's stripe and the whole-index seq, so a writer stopped inside a
+	 * window holds up the readers of one stripe, not all. */
+	uint64_t sseq[TC_SEQ_STRIPES];
+} tc_shm_hdr;
+
+typedef struct {
+	char segment[TC_OPT_STRMAX];
+	char dir[TC_OPT_STRMAX];
+	char path[TC_OPT_STRMAX];
+	int64_t size;
+	int64_t max_entries;
+	int mode;
+	double lock_timeout;
+	tc_stale_opts stale;  /* serve_stale, rebuild_timeout, early_rebuild */
+} tc_shm_config;
+
+/* One mapping per segment file per process, shared by every object. */
+typedef struct tc_shm_map {
+	struct tc_shm_map *next;
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	unsigned char *base;
+	size_t size;
+	tc_shm_hdr *hdr;
+	tc_slot *slots;
+	uint32_t *buckets, *tagbuckets;
+	unsigned char *heap;
+	uint32_t nslots, bmask, tbmask, heap_units;
+	uint32_t tick_shift;   /* log2(nslots) - 10, at least 0 */
+	uint32_t atime_slack;  /* nslots / 1024 versions, in ticks: a read
+	                          refreshes an atime older than that (0 in a
+	                          table of up to 1,024 entries: exact LRU) */
+	int held;        /* this process holds the lock */
+	int tainted;     /* this process found the segment damaged */
+	int checked;     /* walked once since this process mapped it */
+	int fd;          /* the file, kept open to fstat() it */
+	tc_shm_config cfg;  /* as first attached: to attach again */
+	int64_t fresh_at;  /* when a load last checked the file's size */
+} tc_shm_map;
+
+typedef struct {
+	tc_shm_map *m;
+	double lock_timeout;
+} tc_shm;
+
+/* The LRU clock, on the whole-index seq's cache line (which a lock-free
+ * load reads anyway, and writers dirty once per 2^tick_shift saves). */
+#define TC_TICK(h)     __atomic_load_n(&(h)->tick, __ATOMIC_RELAXED)
+
+/* The seqlock windows: tc_seq_begin()/tc_seq_end() (tc_sync.h). */
+/* The window of the stripe that holds bucket hash h. */
+static inline uint64_t *tc_sseq(tc_shm_hdr *H, uint32_t bucket)
+{
+	return &H->sseq[bucket & (TC_SEQ_STRIPES - 1)];
+}
+
+#define TC_BLK(m, r)   ((tc_blk *)((m)->heap + (size_t)(r) * TC_UNIT))
+#define TC_PAYLOAD(b)  ((unsigned char *)(b) + sizeof(tc_blk))
+#define TC_ENTRY(b)    ((tc_entry *)TC_PAYLOAD(b))
+#define TC_LINKS(e)    ((tc_link *)((unsigned char *)(e) + sizeof(tc_entry)))
+#define TC_KEY(e)      ((unsigned char *)TC_LINKS(e) + (size_t)(e)->ntags * sizeof(tc_link))
+#define TC_VALUE(e)    (TC_KEY(e) + (e)->klen)
+#define TC_NAMES(e)    (TC_VALUE(e) + (e)->vlen)
+#define TC_TAGREC(b)   ((tc_tag *)TC_PAYLOAD(b))
+#define TC_TAGNAME(t)  ((unsigned char *)(t) + sizeof(tc_tag))
+#define TC_TARR(b)     ((uint32_t *)TC_PAYLOAD(b))
+
+/* tc_shm_seg.c */
+int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err);
+/* The mapping checked against its file's size (one fstat): TC_OK when it
+ * may be touched; when another process truncated or extended the file,
+ * the old mapping is dropped (a page past the file's end is a SIGBUS) and
+ * the segment attached again at the same map; TC_ERR (err says why) when
+ * that fails, and the map stays detached (base NULL). */
+int tc_shm_fresh(tc_shm_map *m, char *err);
+/* At request start: tc_shm_fresh on every mapping whose size changed. */
+void tc_shm_fresh_all(void);
+void tc_shm_format(tc_shm_map *m);          /* empty index and heap */
+void tc_shm_index_reset(tc_shm_map *m);     /* empty index (slots, buckets) */
+void tc_shm_release_held(void);            /* request end after a bailout */
+uint32_t tc_shm_abi(void);
+
+/* tc_shm_alloc.c: the heap, only under the lock */
+tc_ref tc_alloc(tc_shm_map *m, uint32_t units, uint16_t type);
+void tc_free_blk(tc_shm_map *m, tc_ref r);
+void tc_heap_reset(tc_shm_map *m);
+void tc_freelist_push(tc_shm_map *m, tc_ref r);
+int tc_size_class(uint32_t units);
+int tc_ref_ok(const tc_shm_map *m, tc_ref r);
+
+/* tc_shm_index.c: under the lock */
+uint32_t tc_key_hash(const unsigned char *p, size_t len);
+uint32_t tc_tag_hash(const unsigned char *p, size_t len);
+uint32_t tc_entry_check(const tc_entry *e);
+/* The bytes of an entry block with these lengths, header included. */
+uint64_t tc_entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen);
+int tc_entry_sane(const tc_shm_map *m, tc_ref r);
+uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h);
+tc_entry *tc_slot_entry(tc_shm_map *m, uint32_t id);
+/* For slot ids read from the segment: the entry, or NULL (and the segment
+ * marked for repair) when the slot does not hold one. */
+tc_entry *tc_slot_entry_chk(tc_shm_map *m, uint32_t id);
+int tc_tag_ok(const tc_shm_map *m, tc_ref t);
+tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
+tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
+int tc_tag_reserve(tc_shm_map *m, tc_ref t);
+void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l);
+/* The slot of member k of tag t if it still holds, else 0. */
+uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k);
+void tc_tag_drop(tc_shm_map *m, tc_ref t);
+/* An entry that carried tag t is gone: one live member less. */
+void tc_tag_release(tc_shm_map *m, tc_ref t);
+void tc_remove_entry(tc_shm_map *m, uint32_t id);   /* inside a window */
+void tc_remove_one(tc_shm_map *m, uint32_t id);     /* in its stripe's window */
+void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash);
+
+/* tc_shm_evict.c: under the lock */
+void tc_sweep_expired(tc_shm_map *m, int64_t now);
+int tc_make_contiguous(tc_shm_map *m, uint32_t units, int64_t now);
+int tc_make_room(tc_shm_map *m, int64_t now);
+tc_ref tc_alloc_room(tc_shm_map *m, uint32_t units, uint16_t type, int64_t now);
+
+/* tc_shm_recover.c: under the lock */
+void tc_shm_repair(tc_shm_map *m, const char *why);
+int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx);
+
+#endif

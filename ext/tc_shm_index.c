@@ -1,0 +1,409 @@
+/*
+ * tc_shm_index.c: the segment's index, under the write lock: key and tag
+ * hashes, the entry checks, the hash chains of slots, the tag records and
+ * their member arrays (removed lazily: tc_shm_defs.h), and removing
+ * entries inside their stripe's seqlock window.
+ *
+ * Below it: the heap allocator (tc_shm_alloc.c). Above it: eviction
+ * (tc_shm_evict.c), repair (tc_shm_recover.c) and the operations
+ * (tc_shm.c).
+ */
+#include <string.h>
+#include "tc_shm_defs.h"
+#include "tc_hash.h"
+
+#define SEED_KEY   UINT64_C(0x6b6579)
+#define SEED_TAG   UINT64_C(0x746167)
+#define SEED_CHECK UINT64_C(0x636865636b)
+
+uint32_t tc_key_hash(const unsigned char *p, size_t len)
+{
+	return (uint32_t)tc_hash(p, len, SEED_KEY);
+}
+
+uint32_t tc_tag_hash(const unsigned char *p, size_t len)
+{
+	return (uint32_t)tc_hash(p, len, SEED_TAG);
+}
+
+uint32_t tc_entry_check(const tc_entry *e)
+{
+	uint64_t seed = SEED_CHECK ^ e->version ^ ((uint64_t)e->klen << 40)
+	                ^ ((uint64_t)e->vlen << 8) ^ ((uint64_t)e->ntags << 56) ^ e->tnlen;
+	const unsigned char *k = TC_KEY(e);
+
+	return (uint32_t)tc_hash(k, (size_t)e->klen + e->vlen + e->tnlen, seed);
+}
+
+uint64_t tc_entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen)
+{
+	return sizeof(tc_blk) + sizeof(tc_entry) + ntags * sizeof(tc_link) + klen + vlen + tnlen;
+}
+
+/* The block at ref r if it is of that type, of at least min units, and
+ * inside the heap; NULL otherwise. */
+static const tc_blk *blk_at(const tc_shm_map *m, tc_ref r, uint16_t type, uint32_t min)
+{
+	const tc_blk *b;
+
+	if (!tc_ref_ok(m, r)) {
+		return NULL;
+	}
+	b = TC_BLK(m, r);
+	if (b->type != type || b->size < min || b->size > m->heap_units - 1 - r) {
+		return NULL;
+	}
+	return b;
+}
+
+/* A block that claims to be an entry, checked against the heap's bounds. */
+int tc_entry_sane(const tc_shm_map *m, tc_ref r)
+{
+	const tc_blk *b = blk_at(m, r, TC_B_ENTRY, 4);
+	const tc_entry *e;
+
+	if (!b) {
+		return 0;
+	}
+	e = TC_ENTRY(b);
+	return tc_entry_bytes(e->ntags, e->klen, e->vlen, e->tnlen) <= (uint64_t)b->size * TC_UNIT;
+}
+
+/* Under the lock: slot id (1-based) of the key, 0 if absent. Sets tainted
+ * when the chain is broken. */
+uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h)
+{
+	uint32_t i = m->buckets[h & m->bmask], steps = 0;
+
+	while (i) {
+		tc_slot *sl;
+
+		if (i > m->nslots || ++steps > m->nslots) {
+			m->tainted = 1;
+			return 0;
+		}
+		sl = &m->slots[i - 1];
+		if (sl->hash == h) {
+			tc_entry *e;
+
+			if (!tc_entry_sane(m, sl->blk)) {
+				m->tainted = 1;
+				return 0;
+			}
+			e = TC_ENTRY(TC_BLK(m, sl->blk));
+			if (e->klen == klen && memcmp(TC_KEY(e), k, klen) == 0) {
+				return i;
+			}
+		}
+		i = sl->next;
+	}
+	return 0;
+}
+
+tc_entry *tc_slot_entry(tc_shm_map *m, uint32_t id)
+{
+	return TC_ENTRY(TC_BLK(m, m->slots[id - 1].blk));
+}
+
+/* Under the lock, for slot ids read from the segment: the entry, or NULL
+ * (and the segment marked for repair) when the slot does not hold one. */
+tc_entry *tc_slot_entry_chk(tc_shm_map *m, uint32_t id)
+{
+	if (id < 1 || id > m->nslots || !tc_entry_sane(m, m->slots[id - 1].blk)) {
+		m->tainted = 1;
+		return NULL;
+	}
+	return tc_slot_entry(m, id);
+}
+
+/* A tag record and its member array, checked against the heap's bounds. */
+int tc_tag_ok(const tc_shm_map *m, tc_ref t)
+{
+	const tc_blk *b = blk_at(m, t, TC_B_TAG, 2), *ab;
+	const tc_tag *T;
+
+	if (!b) {
+		return 0;
+	}
+	T = TC_TAGREC(b);
+	if (sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)T->nlen > (uint64_t)b->size * TC_UNIT
+	    || T->count > T->cap || T->live > T->count) {
+		return 0;
+	}
+	if (!T->cap) {
+		return 1;
+	}
+	ab = blk_at(m, T->arr, TC_B_TARR, 0);
+	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
+}
+
+tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = m->tagbuckets[h & m->tbmask];
+	uint32_t steps = 0;
+
+	while (t) {
+		tc_tag *T;
+
+		if (!tc_tag_ok(m, t) || ++steps > m->heap_units) {
+			m->tainted = 1;
+			return 0;
+		}
+		T = TC_TAGREC(TC_BLK(m, t));
+		if (T->hash == h && T->nlen == len && memcmp(TC_TAGNAME(T), name, len) == 0) {
+			return t;
+		}
+		t = T->next;
+	}
+	return 0;
+}
+
+/* Find or create (with no member yet). 0 when the heap has no room. */
+tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = tc_tag_find(m, name, len, h);
+	tc_tag *T;
+
+	if (t || m->tainted) {
+		return t;
+	}
+	t = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + len + TC_UNIT - 1) / TC_UNIT), TC_B_TAG);
+	if (!t) {
+		return 0;
+	}
+	T = TC_TAGREC(TC_BLK(m, t));
+	T->hash = h;
+	T->count = 0;
+	T->cap = 0;
+	T->arr = 0;
+	T->live = 0;
+	T->nlen = len;
+	memcpy(TC_TAGNAME(T), name, len);
+	T->next = m->tagbuckets[h & m->tbmask];
+	m->tagbuckets[h & m->tbmask] = t;
+	m->hdr->tags++;
+	return t;
+}
+
+/* The link of the entry in slot s that names member k of tag t, or NULL:
+ * the member no longer holds (that entry was removed, or saved again and
+ * linked at another position). */
+static tc_link *member_link(const tc_shm_map *m, tc_ref t, uint32_t k, uint32_t s)
+{
+	tc_ref r;
+	tc_entry *e;
+	tc_link *l;
+	uint32_t j;
+
+	if (s < 1 || s > m->nslots) {
+		return NULL;
+	}
+	r = m->slots[s - 1].blk;
+	if (!r || !tc_entry_sane(m, r)) {
+		return NULL;
+	}
+	e = TC_ENTRY(TC_BLK(m, r));
+	l = TC_LINKS(e);
+	for (j = 0; j < e->ntags; j++) {
+		if (l[j].tag == t && l[j].pos == k) {
+			return &l[j];
+		}
+	}
+	return NULL;
+}
+
+uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k)
+{
+	const tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t s = TC_TARR(TC_BLK(m, T->arr))[k];
+
+	return member_link(m, t, k, s) ? s : 0;
+}
+
+/* Drops the members that no longer hold, keeping the order of the rest
+ * (their links follow them). The live count must come out as recorded;
+ * if not, the segment is marked for repair. */
+static void tag_compact(tc_shm_map *m, tc_ref t)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t *arr = TC_TARR(TC_BLK(m, T->arr)), k, n = 0;
+
+	for (k = 0; k < T->count; k++) {
+		tc_link *l = member_link(m, t, k, arr[k]);
+
+		if (l) {
+			l->pos = n;
+			arr[n++] = arr[k];
+		}
+	}
+	T->count = n;
+	if (n != T->live) {
+		m->tainted = 1;
+	}
+}
+
+/* A new array of cap members for tag t, the members copied; -1 when the
+ * heap has no room (nothing changed). */
+static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
+{
+	tc_tag *T;
+	tc_ref a = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + (uint64_t)cap * 4 + TC_UNIT - 1) / TC_UNIT),
+	                    TC_B_TARR);
+
+	if (!a) {
+		return -1;
+	}
+	T = TC_TAGREC(TC_BLK(m, t));
+	if (T->arr) {
+		memcpy(TC_TARR(TC_BLK(m, a)), TC_TARR(TC_BLK(m, T->arr)), (size_t)T->count * 4);
+		tc_free_blk(m, T->arr);
+	}
+	T->arr = a;
+	T->cap = cap;
+	return 0;
+}
+
+/* Room for one more member: a full array at most half live is compacted,
+ * otherwise it doubles. */
+int tc_tag_reserve(tc_shm_map *m, tc_ref t)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+
+	if (T->count < T->cap) {
+		return 0;
+	}
+	if (T->cap && T->live <= T->cap / 2) {
+		tag_compact(m, t);
+		if (T->count < T->cap) {
+			return 0;
+		}
+	}
+	return tag_realloc(m, t, T->cap ? T->cap * 2 : 4);
+}
+
+void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+
+	TC_TARR(TC_BLK(m, T->arr))[T->count] = slot;
+	l->tag = t;
+	l->pos = T->count;
+	T->count++;
+	T->live++;
+}
+
+void tc_tag_drop(tc_shm_map *m, tc_ref t)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	tc_ref *p = &m->tagbuckets[T->hash & m->tbmask];
+	uint32_t steps = 0;
+
+	while (*p && *p != t && ++steps < m->heap_units) {
+		p = &TC_TAGREC(TC_BLK(m, *p))->next;
+	}
+	if (*p == t) {
+		*p = T->next;
+	}
+	if (T->arr) {
+		tc_free_blk(m, T->arr);
+	}
+	tc_free_blk(m, t);
+	m->hdr->tags--;
+}
+
+/* An entry that carried tag t is gone (its slot no longer names it): one
+ * live member less. Only the tag record is touched, unless the tag is now
+ * empty (dropped with its array) or its array mostly members that no
+ * longer hold (compacted, and shrunk when it can be). */
+void tc_tag_release(tc_shm_map *m, tc_ref t)
+{
+	const tc_blk *b = blk_at(m, t, TC_B_TAG, 2);
+	tc_tag *T;
+
+	if (!b || TC_TAGREC(b)->live == 0) {
+		m->tainted = 1;
+		return;
+	}
+	T = TC_TAGREC(TC_BLK(m, t));
+	if (--T->live == 0) {
+		if (!tc_tag_ok(m, t)) {
+			m->tainted = 1;
+			return;
+		}
+		tc_tag_drop(m, t);
+		return;
+	}
+	if (T->count >= 64 && T->live < T->count / 8) {
+		if (!tc_tag_ok(m, t)) {
+			m->tainted = 1;
+			return;
+		}
+		tag_compact(m, t);
+		if (T->cap >= 64 && T->count < T->cap / 4) {
+			(void)tag_realloc(m, t, T->cap / 4);  /* no room: keep the bigger one */
+		}
+	}
+}
+
+/* Inside an odd window of its stripe (or of the whole index): take the
+ * entry out of the index, free its block. */
+void tc_remove_entry(tc_shm_map *m, uint32_t id)
+{
+	tc_slot *sl = &m->slots[id - 1];
+	tc_ref r = sl->blk;
+	tc_blk *b = TC_BLK(m, r);
+	tc_entry *e = TC_ENTRY(b);
+	tc_link *l = TC_LINKS(e);
+	uint32_t *p = &m->buckets[sl->hash & m->bmask], j, steps = 0;
+
+	__atomic_store_n(&b->type, TC_B_DEAD, __ATOMIC_RELEASE);
+	while (*p && *p != id && ++steps <= m->nslots) {
+		p = &m->slots[*p - 1].next;
+	}
+	if (*p == id) {
+		*p = sl->next;
+	}
+	sl->blk = 0;  /* first: its members stop holding (tag_release may compact) */
+	sl->hash = 0;
+	for (j = 0; j < e->ntags; j++) {
+		tc_tag_release(m, l[j].tag);
+	}
+	sl->next = m->hdr->free_slot;
+	m->hdr->free_slot = id;
+	m->hdr->entries--;
+	tc_free_blk(m, r);
+}
+
+/* Removes one entry inside its stripe's window. */
+void tc_remove_one(tc_shm_map *m, uint32_t id)
+{
+	uint64_t *q = tc_sseq(m->hdr, m->slots[id - 1].hash & m->bmask);
+
+	tc_seq_begin(q);
+	tc_remove_entry(m, id);
+	tc_seq_end(q);
+}
+
+/* Removes a list of slots, each in its own stripe's window: a reader waits
+ * for at most one removal, and only if its key is in that stripe. The
+ * crash point is inside the first window. */
+void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash)
+{
+	size_t i;
+
+	for (i = 0; i < n && !m->tainted; i++) {
+		uint64_t *q;
+
+		if (!tc_slot_entry_chk(m, ids[i])) {
+			continue;
+		}
+		q = tc_sseq(m->hdr, m->slots[ids[i] - 1].hash & m->bmask);
+		tc_seq_begin(q);
+		tc_remove_entry(m, ids[i]);
+		if (i == 0 && crash) {
+			tc_crash_point(crash);
+		}
+		tc_seq_end(q);
+	}
+}
+

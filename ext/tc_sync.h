@@ -1,0 +1,126 @@
+/*
+ * tc_sync.h: the synchronisation primitives the shm and file engines share
+ * (plain C, header only): the seqlock writer and reader, the readers'
+ * retry policy, and the robust process-shared write lock.
+ *
+ * Seqlock memory order (TECHNOTES "Reading without a lock" gives the
+ * argument): the writer stores the odd value (relaxed), then a release
+ * fence, then its changes, and ends with a release store of the even
+ * value; the reader loads the sequence with acquire, reads the data,
+ * issues an acquire fence and loads the sequence again. A data load that
+ * saw a store made after the writer's fence makes that fence synchronize
+ * with the reader's, so the second load sees the odd value or a later one.
+ */
+#ifndef TC_SYNC_H
+#define TC_SYNC_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------- seqlock */
+
+static inline void tc_seq_begin(uint64_t *seq)
+{
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void tc_seq_end(uint64_t *seq)
+{
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The same on a 32-bit sequence (the file index's stripes). */
+static inline void tc_seq32_begin(uint32_t *seq)
+{
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void tc_seq32_end(uint32_t *seq)
+{
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The reader's side: after reading the sequence (acquire) and what it
+ * guards, 1 when a writer has been at work meanwhile. */
+static inline int tc_seq_changed(const uint64_t *seq, uint64_t s1)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(seq, __ATOMIC_RELAXED) != s1;
+}
+
+static inline int tc_seq32_changed(const uint32_t *seq, uint32_t s1)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(seq, __ATOMIC_RELAXED) != s1;
+}
+
+/* How long a reader waits for a writer's window to close: TC_READ_TRIES
+ * attempts with tc_backoff() (some tens of milliseconds in all), then it
+ * gives up (a miss, or the try-lock slow path); TC_STUCK_TRIES when this
+ * process already saw the same window stay open. */
+#define TC_READ_TRIES  1000
+#define TC_STUCK_TRIES 8
+
+/* A reader's wait after it met a writer's odd sequence: spin, then yield,
+ * then sleep. */
+static inline void tc_backoff(int attempt)
+{
+	if (attempt < 8) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	} else if (attempt < 64) {
+		sched_yield();
+	} else {
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* ---------------------------------------------------------- robust lock */
+
+/* now + t seconds on the realtime clock (tc_util.c) */
+void tc_deadline(struct timespec *ts, double t);
+
+/* The robust process-shared write lock: tried first, then (wait) waited
+ * for up to timeout seconds. 0: held; 0 with *owner_died: held, from a
+ * holder that died (EOWNERDEAD): the caller recovers what it left, then
+ * calls pthread_mutex_consistent(); EBUSY (not wait), ETIMEDOUT or another
+ * error number: not held, and err (TC_ERRBUF bytes, may be NULL) says why
+ * for `what`. */
+static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, int *owner_died,
+                                 const char *what, char *err, size_t errlen)
+{
+	int r = pthread_mutex_trylock(mu);
+
+	*owner_died = 0;
+	if (r == EBUSY && wait) {
+		struct timespec ts;
+
+		tc_deadline(&ts, timeout);
+		r = pthread_mutex_timedlock(mu, &ts);
+	}
+	if (r == EOWNERDEAD) {
+		*owner_died = 1;
+		return 0;
+	}
+	if (r != 0 && err) {
+		if (r == ETIMEDOUT) {
+			snprintf(err, errlen, "%.3000s: write lock not acquired within %.3g s", what, timeout);
+		} else if (r == EBUSY) {
+			snprintf(err, errlen, "%.3000s: the write lock is held", what);
+		} else {
+			snprintf(err, errlen, "%.3000s: write lock: %s", what, strerror(r));
+		}
+	}
+	return r;
+}
+
+#endif
