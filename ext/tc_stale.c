@@ -110,8 +110,23 @@ int tc_stale_load(tc_stale *S, tc_str id, tc_alloc_fn alloc, void *ctx, char **d
 		}
 		return TC_MISS;  /* a plain miss: nothing to serve */
 	}
-	if (tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o), 1) == TC_LEASE_HELD) {
+	r = tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o), 1);
+	if (r == TC_LEASE_HELD) {
 		return TC_OK;  /* counted as stale_served by the take */
+	}
+	if (r == TC_LEASE_TAKEN) {
+		/* the previous holder may have saved (and ended its lease) between
+		 * the first read and this take, a few round trips on a network
+		 * store: a fresh value now is served, and the lease goes back */
+		r = S->be->load(S->st, id, 0, alloc, ctx, data, len, meta);
+		if (r == TC_OK) {
+			tc_lease_release(S->tab, id);
+			return TC_OK;
+		}
+		if (r == TC_ERR) {
+			tc_lease_release(S->tab, id);
+			return TC_ERR;
+		}
 	}
 	return TC_MISS;  /* this caller rebuilds */
 }
