@@ -481,11 +481,19 @@ const tc_lease_ops *tc_lease_ops_for(const tc_backend **be, void **st)
 	return NULL;
 }
 
+/* Per thread under ZTS: a lease is its request's, and a request is one
+ * thread's. */
+#if defined(_MSC_VER)
+#define TC_TLS __declspec(thread)
+#else
+#define TC_TLS __thread
+#endif
+
 const char *tc_lease_token(size_t *len)
 {
-	static char tok[128];
-	static size_t tlen;
-	static pid_t owner;
+	static TC_TLS char tok[128];
+	static TC_TLS size_t tlen;
+	static TC_TLS pid_t owner;
 
 	if (owner != getpid()) {
 		char host[64] = "";
@@ -504,6 +512,7 @@ const char *tc_lease_token(size_t *len)
 		}
 		gethostname(host, sizeof(host) - 1);
 		host[sizeof(host) - 1] = '\0';
+		r ^= (uint64_t)(uintptr_t)&tlen;  /* apart per thread */
 		tlen = (size_t)snprintf(tok, sizeof(tok), "%.60s:%d:%016llx", host, (int)owner, (unsigned long long)r);
 	}
 	*len = tlen;
@@ -523,8 +532,8 @@ typedef struct {
 	pid_t pid;
 } held_lease;
 
-static held_lease *held;
-static size_t nheld, capheld;
+static TC_TLS held_lease *held;
+static TC_TLS size_t nheld, capheld;
 
 static held_lease *held_find(const tc_lease *l, tc_str id)
 {
