@@ -99,11 +99,9 @@ typedef struct {
 extern const tc_lease_ops tc_lease_machine;
 #ifdef HAVE_TAGCACHE_REDIS
 extern const tc_lease_ops tc_lease_redis;     /* tc_redis_lease.c */
-const tc_stale_opts *tc_redis_stale_opts(const void *config);
 #endif
 #ifdef HAVE_TAGCACHE_MEMCACHED
 extern const tc_lease_ops tc_lease_memcached; /* tc_memcached_lease.c */
-const tc_stale_opts *tc_memcached_stale_opts(const void *config);
 #endif
 
 /* The network lease implementation of engine *be, NULL if it has none (a

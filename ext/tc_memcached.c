@@ -1422,6 +1422,13 @@ void tc_memcached_shutdown(void)
 	hints_free();
 }
 
+/* stampede protection (issue 14): the options here, the leases in
+ * tc_memcached_lease.c */
+static const tc_stale_opts *mc_stale_opts(const void *config)
+{
+	return &((const tcm_config *)config)->stale;
+}
+
 const tc_backend tc_backend_memcached = {
 	.name = "memcached",
 	/* memcached cannot list keys, and evicts an entry without expiry
@@ -1448,5 +1455,5 @@ const tc_backend tc_backend_memcached = {
 	.minfo = tc_memcached_minfo,
 	.mshutdown = tc_memcached_shutdown,
 	.atfork_child = tcm_conn_atfork_child,
-	.stale_opts = tc_memcached_stale_opts,
+	.stale_opts = mc_stale_opts,
 };

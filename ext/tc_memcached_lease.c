@@ -34,11 +34,6 @@
 #include "tc_lease.h"
 #include "tc_hash.h"
 
-const tc_stale_opts *tc_memcached_stale_opts(const void *config)
-{
-	return &((const tcm_config *)config)->stale;
-}
-
 #define TOMB "-"
 #define TOMB_TTL 2
 #define POLL_MIN_MS 2

@@ -1413,6 +1413,13 @@ void tc_redis_shutdown(void)
 	tcr_lua_shutdown();
 }
 
+/* stampede protection (issue 14): the options here, the leases in
+ * tc_redis_lease.c */
+static const tc_stale_opts *redis_stale_opts(const void *config)
+{
+	return &((const tcr_config *)config)->stale;
+}
+
 const tc_backend tc_backend_redis = {
 	.name = "redis",
 	.caps = TC_CAP_LISTINGS | TC_CAP_FOREVER,
@@ -1437,5 +1444,5 @@ const tc_backend tc_backend_redis = {
 	.minfo = tc_redis_minfo,
 	.mshutdown = tc_redis_shutdown,
 	.atfork_child = tcr_conn_atfork_child,
-	.stale_opts = tc_redis_stale_opts,
+	.stale_opts = redis_stale_opts,
 };

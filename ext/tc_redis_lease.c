@@ -32,11 +32,6 @@
 #include "tc_redis.h"
 #include "tc_lease.h"
 
-const tc_stale_opts *tc_redis_stale_opts(const void *config)
-{
-	return &((const tcr_config *)config)->stale;
-}
-
 #define KEYCAP (TC_OPT_STRMAX + TC_ID_MAX + 64)
 
 /* KEYS: L B N; ARGV: token, ms, serving. 1 taken, 2 mine, 3 held */
