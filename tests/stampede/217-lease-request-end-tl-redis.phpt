@@ -34,4 +34,5 @@ exception: its lease went back: the next caller rebuilds at once: ok
 exception: given back, not timed out: ok
 exception: the new copy: ok
 remember, fatal: the callback runs: ok
+remember, fatal: the builder died of it: ok
 remember, fatal: the waiter builds it: ok
