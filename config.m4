@@ -93,7 +93,7 @@ if test "$PHP_TAGCACHE" != "no"; then
       TC_REDIS_CODEC([libzstd], [HAVE_TAGCACHE_ZSTD])
     fi
     TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_redis_conn.c ext/tc_redis_sentinel.c ext/tc_redis_cluster.c ext/tc_redis_cmd.c ext/tc_redis_codec.c \
-      ext/tc_redis_lua.c ext/tc_redis.c ext/tc_redis_journal.c"
+      ext/tc_redis_lua.c ext/tc_redis.c ext/tc_redis_journal.c ext/tc_redis_lease.c"
   fi
   if test "$PHP_TAGCACHE_MEMCACHED" != "no"; then
     dnl libmemcached through pkg-config; =DIR adds DIR's pkgconfig and include dirs.
@@ -122,7 +122,7 @@ if test "$PHP_TAGCACHE" != "no"; then
     if test "$PHP_TAGCACHE_REDIS" = "no"; then
       TC_REDIS_CODEC([zlib], [HAVE_TAGCACHE_ZLIB])
     fi
-    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_memcached_conn.c ext/tc_memcached.c ext/tc_memcached_journal.c"
+    TAGCACHE_SOURCES="$TAGCACHE_SOURCES ext/tc_memcached_conn.c ext/tc_memcached.c ext/tc_memcached_journal.c ext/tc_memcached_lease.c"
   fi
 
   PHP_NEW_EXTENSION(tagcache, $TAGCACHE_SOURCES, $ext_shared,, -D_GNU_SOURCE)

@@ -5,6 +5,7 @@
  *
  *   php benchmark/stampede.php [--clients=16] [--seconds=6] [--rebuild-ms=50]
  *       [--think-ms=20] [--rows=shm-off,shm-stale,...] [--json=FILE]
+ *       [--redis-port=P] [--memcached-port=P]
  *
  * N clients play php-fpm workers: each "request" loads one hot entry and,
  * on a miss, rebuilds it (the rebuild costs --rebuild-ms: a sleep standing
@@ -21,6 +22,18 @@
  *                           over shm-off: a lock taken with load/save/load on
  *                           the cache (not atomic), waiters sleep-poll every
  *                           20 ms (its delayTimeout) up to 10 s (loadTimeout)
+ *   redis-off, redis-stale, redis-remember, redis-lockguard
+ *                           the same over Redis (network leases: SET NX PX,
+ *                           waiters on a BLPOP wake list); each client its own
+ *                           connection, as php-fpm workers on several hosts
+ *   tl-off, tl-stale        TwoLevel over Redis, two nodes: half the clients on
+ *                           one fast segment, half on another (max_staleness 0.2)
+ *   mc-off, mc-stale        Memcached (leases with ADD; no tag clean keeps a stale
+ *                           copy there, so its cleaner removes the entry)
+ *
+ * The network rows need a server: --redis-port (default TAGCACHE_REDIS_PORT,
+ * else 6379) and --memcached-port (TAGCACHE_MEMCACHED_PORT, else 11211);
+ * a row whose server does not answer is left out with a note.
  *
  * Bounded: every client stops after --seconds; the whole run is
  * rows x (seconds + set-up).
@@ -43,7 +56,11 @@ $clients = max(1, (int)($opt['clients'] ?? 16));
 $seconds = max(2, (int)($opt['seconds'] ?? 6));
 $rebuildUs = max(0, (int)($opt['rebuild-ms'] ?? 50)) * 1000;
 $thinkUs = max(0, (int)($opt['think-ms'] ?? 20)) * 1000;
-$allRows = ['shm-off', 'shm-stale', 'shm-remember', 'm2-lockguard', 'file-off', 'file-stale'];
+$allRows = ['shm-off', 'shm-stale', 'shm-remember', 'm2-lockguard', 'file-off', 'file-stale',
+    'redis-off', 'redis-stale', 'redis-remember', 'redis-lockguard', 'tl-off', 'tl-stale', 'mc-off', 'mc-stale'];
+$redisPort = (int)($opt['redis-port'] ?? (getenv('TAGCACHE_REDIS_PORT') ?: 6379));
+$mcPort = (int)($opt['memcached-port'] ?? (getenv('TAGCACHE_MEMCACHED_PORT') ?: 11211));
+$prefix = 'bench-stampede-' . getmypid() . ':';
 $rows = array_values(array_filter(explode(',', (string)($opt['rows'] ?? implode(',', $allRows)))));
 foreach ($rows as $r) {
     if (!in_array($r, $allRows, true)) {
@@ -61,19 +78,54 @@ $tmp = sys_get_temp_dir() . '/tagcache-stampede-' . getmypid();
 $seg = 'bench-stampede-' . getmypid();
 register_shutdown_function(static function () use ($tmp, $seg): void {
     if (Php::isOwner()) {
-        @unlink("/dev/shm/tagcache.$seg");
-        @unlink("/dev/shm/tagcache.$seg.lease");
+        foreach (['', '.lease', '-A', '-A.twolevel', '-B', '-B.twolevel'] as $sfx) {
+            @unlink("/dev/shm/tagcache.$seg$sfx");
+        }
         rm_tree($tmp);
     }
 });
 
-function st_make(string $row, string $seg, string $tmp): \TagCache\Backend
+/* The row's backend; $node: the fast segment of a TwoLevel row (0 or 1). */
+function st_make(string $row, string $seg, string $tmp, int $node = 0): \TagCache\Backend
 {
+    global $redisPort, $mcPort, $prefix;
     $stale = str_ends_with($row, '-stale') ? ['serve_stale' => 10, 'rebuild_timeout' => 5] : [];
+    $redis = ['server' => '127.0.0.1', 'port' => $redisPort, 'prefix' => $prefix, 'timeout' => 5, 'read_timeout' => 10];
     if (str_starts_with($row, 'file')) {
         return new \TagCache\File(['cache_dir' => "$tmp/file"] + $stale);
     }
+    if (str_starts_with($row, 'redis')) {
+        return new \TagCache\Redis($redis + $stale);
+    }
+    if (str_starts_with($row, 'tl')) {
+        return new \TagCache\TwoLevel([
+            'slow_backend' => 'Redis',
+            'slow_backend_options' => $redis,
+            'fast_backend_options' => ['segment' => $seg . ($node ? '-B' : '-A'), 'size' => '16M'],
+            'max_staleness' => 0.2,
+        ] + $stale);
+    }
+    if (str_starts_with($row, 'mc')) {
+        return new \TagCache\Memcached(['servers' => "127.0.0.1:$mcPort", 'prefix' => $prefix, 'timeout' => 5,
+            'read_timeout' => 10] + $stale);
+    }
     return new \TagCache\Shm(['segment' => $seg, 'size' => '16M'] + $stale);
+}
+
+/* The row's server answers (or the row needs none). */
+function st_reachable(string $row): bool
+{
+    global $redisPort, $mcPort;
+    $port = str_starts_with($row, 'redis') || str_starts_with($row, 'tl') ? $redisPort
+        : (str_starts_with($row, 'mc') ? $mcPort : 0);
+    if (!$port) {
+        return true;
+    }
+    $fp = @stream_socket_client("tcp://127.0.0.1:$port", $errno, $errstr, 1.0);
+    if ($fp) {
+        fclose($fp);
+    }
+    return (bool)$fp;
 }
 
 /* One request of a client: the value, and whether this request rebuilt it. */
@@ -85,6 +137,7 @@ function st_request(string $row, \TagCache\Backend $b, string $value, int $rebui
     };
     switch ($row) {
     case 'shm-remember':
+    case 'redis-remember':
         $built = false;
         $b->remember('hot', static function () use ($build, &$built): string {
             $built = true;
@@ -92,6 +145,7 @@ function st_request(string $row, \TagCache\Backend $b, string $value, int $rebui
         }, ['HOT'], 3600);
         return $built;
     case 'm2-lockguard':
+    case 'redis-lockguard':
         // LockGuardedCacheLoader::lockedLoadData(): load; on a miss take the
         // lock (here as Magento's cache lock does it: load, save, load the
         // lock entry) or sleep delayTimeout and load again, up to loadTimeout
@@ -134,6 +188,10 @@ function pct(array $v, float $p): float
 $value = str_repeat('x', 20000);
 $report = [];
 foreach ($rows as $row) {
+    if (!st_reachable($row)) {
+        fwrite(STDERR, "$row: left out, its server does not answer (--redis-port, --memcached-port)\n");
+        continue;
+    }
     fwrite(STDERR, "$row: $clients clients, $seconds s ...\n");
     $b = st_make($row, $seg, $tmp);
     $b->clean('all');
@@ -147,14 +205,18 @@ foreach ($rows as $row) {
         $pid = pcntl_fork();
         if ($pid === 0) {
             fclose($p);
-            $bb = st_make($row, $seg, $tmp);
+            $bb = st_make($row, $seg, $tmp, $i % 2);
             mt_srand(getmypid());
             @time_sleep_until($start);
             $out = ['lat' => [], 'rebuilds' => 0, 'cleans' => 0];
             if ($i === $clients) {
                 for ($t = $start + 1; $t < $end; $t += 1.0) {
                     @time_sleep_until($t);
-                    $bb->clean('matchingTag', ['HOT']);
+                    if (str_starts_with($row, 'mc')) {
+                        $bb->remove('hot');  // a memcached tag clean keeps no stale copy
+                    } else {
+                        $bb->clean('matchingTag', ['HOT']);
+                    }
                     $out['cleans']++;
                 }
             } else {
@@ -182,6 +244,13 @@ foreach ($rows as $row) {
         $cleans += $o['cleans'];
     }
     $s = $b->stats();
+    if ($b instanceof \TagCache\TwoLevel) {  // its own stale_served counts stale_if_error reads
+        $s['stale_served'] = $s['stampede_stale_served'] ?? 0;
+        $s0['stale_served'] = $s0['stampede_stale_served'] ?? 0;
+    }
+    if (!str_starts_with($row, 'shm') && !str_starts_with($row, 'file') && $row !== 'm2-lockguard') {
+        $b->clean('all');
+    }
     $report[$row] = [
         'cleans' => $cleans,
         'rebuilds' => $rebuilds,
@@ -199,10 +268,10 @@ foreach ($rows as $row) {
 
 printf("stampede: %d clients, a hot entry (20 KB) cleaned every second for %d s, rebuild %d ms, think %d ms\n\n",
     $clients, $seconds, $rebuildUs / 1000, $thinkUs / 1000);
-printf("%-14s %7s %9s %10s %9s %9s %9s %9s %9s %8s\n", 'row', 'cleans', 'rebuilds', 'per clean', 'requests',
+printf("%-16s %7s %9s %10s %9s %9s %9s %9s %9s %8s\n", 'row', 'cleans', 'rebuilds', 'per clean', 'requests',
     'p50 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'stale');
 foreach ($report as $row => $r) {
-    printf("%-14s %7d %9d %10s %9d %9.3f %9.3f %9.3f %9.3f %8d\n", $row, $r['cleans'], $r['rebuilds'],
+    printf("%-16s %7d %9d %10s %9d %9.3f %9.3f %9.3f %9.3f %8d\n", $row, $r['cleans'], $r['rebuilds'],
         $r['rebuilds_per_clean'] ?? '-', $r['requests'], $r['p50_ms'], $r['p99_ms'], $r['p999_ms'], $r['max_ms'],
         $r['stale_served']);
 }

@@ -9,6 +9,7 @@
 #include "ext/standard/info.h"
 #include "zend_smart_str.h"
 #include "php_tagcache.h"
+#include "tc_lease.h"
 #include "tc_util.h"
 
 #include <pthread.h>
@@ -120,6 +121,10 @@ static PHP_RSHUTDOWN_FUNCTION(tagcache)
 			e->be->rshutdown();
 		}
 	}
+	/* rebuild leases a request took and never ended with a save (a fatal
+	 * error, exit(), an uncaught exception): the next caller rebuilds now,
+	 * not after rebuild_timeout */
+	tc_lease_release_all();
 	return SUCCESS;
 }
 

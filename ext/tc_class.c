@@ -67,6 +67,7 @@ static void tc_free(zend_object *obj)
 	tc_object *o = tc_from_obj(obj);
 
 	if (o->state) {
+		tc_lease_release_owner(o);  /* leases it took and did not end */
 		o->be->close(o->state);
 		o->state = NULL;
 	}
@@ -108,18 +109,34 @@ static inline tc_str S(zend_string *s)
 	return r;
 }
 
-/* The store's lease table (tc_lease.c), opened on first use; with
- * create, made if absent (a warning, once, if it cannot be: then no
- * stampede protection). NULL for an engine without one. */
-static tc_lease_tab *lease_tab(tc_object *o, bool create)
+/* The store's leases (tc_lease.c) in *out, or NULL for an engine without
+ * any. A network engine (and TwoLevel over one) has its own (the engine
+ * state is the handle); Shm and File (and TwoLevel over File) the machine
+ * table, opened on first use; with create, made if absent (a warning,
+ * once, if it cannot be: then no stampede protection). */
+static const tc_lease *lease_of(tc_object *o, bool create, tc_lease *out)
 {
 	char path[TC_OPT_STRMAX + 16], err[TC_ERRBUF];
 	int mode = 0600;
+	const tc_backend *be = o->be;
+	void *st = o->state;
+	const tc_lease_ops *ops = tc_lease_ops_for(&be, &st);
 
-	if (o->lease || !o->be->lease_home || o->lease_failed) {
-		return o->lease;
+	out->owner = o;
+	if (ops) {
+		out->ops = ops;
+		out->h = st;
+		return out;
 	}
-	if (o->be->lease_home(o->state, path, sizeof(path), &mode) != TC_OK) {
+	out->ops = &tc_lease_machine;
+	if (o->lease) {
+		out->h = o->lease;
+		return out;
+	}
+	if (!be->lease_home || o->lease_failed) {
+		return NULL;
+	}
+	if (be->lease_home(st, path, sizeof(path), &mode) != TC_OK) {
 		o->lease_failed = true;
 		return NULL;
 	}
@@ -129,7 +146,8 @@ static tc_lease_tab *lease_tab(tc_object *o, bool create)
 		o->lease_failed = true;
 		php_error_docref(NULL, E_WARNING, "%s: no stampede protection", err);
 	}
-	return o->lease;
+	out->h = o->lease;
+	return o->lease ? out : NULL;
 }
 
 /* serve_stale is on (or, with reads, early_rebuild: for load() and
@@ -148,8 +166,16 @@ static bool stale_on_ex(tc_object *o, tc_stale *sv, bool reads)
 	sv->be = o->be;
 	sv->st = o->state;
 	sv->o = so;
-	sv->tab = lease_tab(o, true);
+	sv->tab = lease_of(o, true, &sv->lease);
 	return true;
+}
+
+/* Any stampede option is set. */
+static bool stale_set(tc_object *o)
+{
+	const tc_stale_opts *so = o->be->stale_opts ? o->be->stale_opts(o->config) : NULL;
+
+	return so && (so->serve_stale > 0 || so->early_rebuild > 0);
 }
 
 static bool stale_on(tc_object *o, tc_stale *sv)
@@ -312,6 +338,21 @@ static void emit_list_visible(void *ctx, const char *p, size_t len)
 
 static void emit_stat(void *ctx, const char *name, int64_t v)
 {
+	add_assoc_long((zval *)ctx, name, (zend_long)v);
+}
+
+/* The stampede counters after the engine's own: a name the engine uses
+ * already (TwoLevel's stale_served, its stale_if_error reads) gets the
+ * prefix "stampede_". */
+static void emit_stat_new(void *ctx, const char *name, int64_t v)
+{
+	if (zend_hash_str_exists(Z_ARRVAL_P((zval *)ctx), name, strlen(name))) {
+		char b[64];
+
+		snprintf(b, sizeof(b), "stampede_%s", name);
+		add_assoc_long((zval *)ctx, b, (zend_long)v);
+		return;
+	}
 	add_assoc_long((zval *)ctx, name, (zend_long)v);
 }
 
@@ -609,7 +650,8 @@ ZEND_METHOD(TagCache_AbstractBackend, remember)
 	bool forever = o->lifetime_forever, leased = false;
 	tc_stale_opts defaults;
 	const tc_stale_opts *so;
-	tc_lease_tab *tab;
+	tc_lease lz;
+	const tc_lease *tab;
 	tc_stale sv;
 	tc_str *t;
 	size_t nt;
@@ -644,7 +686,7 @@ ZEND_METHOD(TagCache_AbstractBackend, remember)
 	}
 	tc_stale_defaults(&defaults);
 	so = o->be->stale_opts ? o->be->stale_opts(o->config) : &defaults;
-	tab = lease_tab(o, true);
+	tab = lease_of(o, true, &lz);
 
 	for (attempt = 0; attempt < 8; attempt++) {
 		r = do_load(o, id, false, return_value);
@@ -659,7 +701,7 @@ ZEND_METHOD(TagCache_AbstractBackend, remember)
 		if (!tab) {
 			break;
 		}
-		r = tc_lease_take(tab, S(id), tc_rebuild_timeout(so));
+		r = tc_lease_take(tab, S(id), tc_rebuild_timeout(so), 0);
 		if (r == TC_LEASE_HELD) {
 			tc_lease_wait(tab, S(id), tc_rebuild_timeout(so));
 			continue;
@@ -667,7 +709,7 @@ ZEND_METHOD(TagCache_AbstractBackend, remember)
 		leased = r == TC_LEASE_TAKEN || r == TC_LEASE_MINE;
 		if (r == TC_LEASE_TAKEN && do_load(o, id, false, return_value) == TC_OK) {
 			/* it landed between the miss and the lease */
-			tc_lease_end(tab, S(id), 0);
+			tc_lease_release(tab, S(id));
 			efree(t);
 			return;
 		}
@@ -682,14 +724,14 @@ ZEND_METHOD(TagCache_AbstractBackend, remember)
 	if (zend_call_function(&fci, &fcc) != SUCCESS || EG(exception) || Z_TYPE(rv) == IS_UNDEF) {
 		zval_ptr_dtor(&rv);
 		if (leased) {
-			tc_lease_end(tab, S(id), 0);  /* the next caller builds */
+			tc_lease_release(tab, S(id));  /* the next caller builds */
 		}
 		efree(t);
 		RETURN_THROWS();
 	}
 	if (Z_TYPE(rv) != IS_STRING) {
 		if (leased) {
-			tc_lease_end(tab, S(id), 0);
+			tc_lease_release(tab, S(id));
 		}
 		zend_type_error("remember(): Argument #2 ($build) must return a string, %s returned",
 		                zend_zval_type_name(&rv));
@@ -709,7 +751,7 @@ ZEND_METHOD(TagCache_AbstractBackend, remember)
 	efree(t);
 	if (raised(o)) {
 		if (tab) {
-			tc_lease_end(tab, S(id), 0);
+			tc_lease_release(tab, S(id));
 		}
 		zval_ptr_dtor(&rv);
 		RETURN_THROWS();
@@ -717,7 +759,7 @@ ZEND_METHOD(TagCache_AbstractBackend, remember)
 	if (r != TC_OK) {
 		warn(o, "remember", err);
 		if (tab) {
-			tc_lease_end(tab, S(id), 0);
+			tc_lease_release(tab, S(id));
 		}
 	}
 	RETURN_COPY_VALUE(&rv);
@@ -868,8 +910,17 @@ static void fill_array(INTERNAL_FUNCTION_PARAMETERS, fill_what what)
 		break;
 	case FILL_STATS:
 		o->be->stats(o->state, emit_stat, return_value);
-		if (o->be->lease_home) {
-			tc_lease_stats(lease_tab(o, false), emit_stat, return_value);
+		if (o->be->lease_home || stale_set(o)) {
+			/* a network store's counters cost a round trip: only when the
+			 * options are set */
+			tc_lease lz;
+			const tc_lease *l = lease_of(o, false, &lz);
+
+			if (l) {
+				tc_lease_stats(l, emit_stat_new, return_value);
+			} else {
+				tc_lease_stats_zero(emit_stat_new, return_value);
+			}
 		}
 		break;
 	case FILL_VERIFY:

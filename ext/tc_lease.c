@@ -22,6 +22,10 @@
  * sleep is bounded by the lease's deadline, and by one second so that a
  * waiter notices a holder that was killed.
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -39,6 +43,7 @@
 #include "tc_lease.h"
 #include "tc_hash.h"
 #include "tc_util.h"
+#include "tc_twolevel.h"
 
 #define TC_LEASE_MAGIC  UINT64_C(0x3153455341454c54)  /* "TLEASES1" */
 #define TC_LEASE_SLOTS  4096u
@@ -277,13 +282,16 @@ static int binding(uint64_t w, uint64_t now)
 	return w && now < dl && dl - now <= UINT64_C(86400000) + 1000 && alive((uint32_t)(w >> DL_BITS));
 }
 
-void tc_lease_count(tc_lease_tab *t, int which)
+static void mt_count(void *h, int which)
 {
+	tc_lease_tab *t = h;
+
 	__atomic_fetch_add(&t->hdr->counters[which], 1, __ATOMIC_RELAXED);
 }
 
-int tc_lease_take(tc_lease_tab *t, tc_str id, double timeout)
+static int mt_take(void *h, tc_str id, double timeout, int serving)
 {
+	tc_lease_tab *t = h;
 	tc_lease_slot *s = slot_of(t, id, 1);
 	uint32_t me = (uint32_t)getpid();
 	int i;
@@ -298,26 +306,52 @@ int tc_lease_take(tc_lease_tab *t, tc_str id, double timeout)
 			return TC_LEASE_MINE;
 		}
 		if (binding(w, now)) {
+			if (serving) {
+				mt_count(t, TC_LS_STALE_SERVED);
+			}
 			return TC_LEASE_HELD;
 		}
 		nw = ((uint64_t)me << DL_BITS) | ((now + (uint64_t)(timeout * 1000) + 1) & DL_MASK);
 		if (__atomic_compare_exchange_n(&s->word, &w, nw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 			__atomic_store_n(&s->taken_ms, now, __ATOMIC_RELAXED);
-			tc_lease_count(t, TC_LS_LEASES_TAKEN);
+			mt_count(t, TC_LS_LEASES_TAKEN);
 			if (w) {
-				tc_lease_count(t, TC_LS_LEASE_TIMEOUTS);  /* taken over from a dead or late holder */
+				mt_count(t, TC_LS_LEASE_TIMEOUTS);  /* taken over from a dead or late holder */
 			}
 			return TC_LEASE_TAKEN;
 		}
 	}
+	if (serving) {
+		mt_count(t, TC_LS_STALE_SERVED);
+	}
 	return TC_LEASE_HELD;
 }
 
-void tc_lease_end(tc_lease_tab *t, tc_str id, int measured)
+static void wake(tc_lease_slot *s)
+{
+	__atomic_fetch_add(&s->gen, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&s->waiters, __ATOMIC_SEQ_CST)) {
+		syscall(SYS_futex, &s->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
+}
+
+static int mt_clear_stale(tc_lease_tab *t, tc_str id)
 {
 	tc_lease_slot *s = slot_of(t, id, 0);
+
+	return s && (__atomic_fetch_and(&s->flags, ~F_STALE, __ATOMIC_SEQ_CST) & F_STALE);
+}
+
+static void mt_end(void *h, tc_str id, uint32_t measured_ms, int *had_stale)
+{
+	tc_lease_tab *t = h;
+	tc_lease_slot *s;
 	uint64_t w;
 
+	if (had_stale) {
+		*had_stale = mt_clear_stale(t, id);
+	}
+	s = slot_of(t, id, 0);
 	if (!s) {
 		return;
 	}
@@ -325,21 +359,31 @@ void tc_lease_end(tc_lease_tab *t, tc_str id, int measured)
 	if (!w) {
 		return;
 	}
-	if (measured && (uint32_t)(w >> DL_BITS) == (uint32_t)getpid()) {
-		uint64_t took = __atomic_load_n(&s->taken_ms, __ATOMIC_RELAXED), now = now_ms();
-		uint64_t d = now > took ? now - took : 0;
-
-		__atomic_store_n(&s->rebuild_ms, (uint32_t)(d > UINT32_MAX ? UINT32_MAX : (d ? d : 1)),
-		                 __ATOMIC_RELAXED);
+	if (measured_ms && (uint32_t)(w >> DL_BITS) == (uint32_t)getpid()) {
+		__atomic_store_n(&s->rebuild_ms, measured_ms, __ATOMIC_RELAXED);
 	}
-	__atomic_fetch_add(&s->gen, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&s->waiters, __ATOMIC_SEQ_CST)) {
-		syscall(SYS_futex, &s->gen, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	wake(s);
+}
+
+/* Only this process's own lease: a CAS from the word it wrote. */
+static void mt_release(void *h, tc_str id)
+{
+	tc_lease_slot *s = slot_of(h, id, 0);
+	uint64_t w;
+
+	if (!s) {
+		return;
+	}
+	w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
+	if (w && (uint32_t)(w >> DL_BITS) == (uint32_t)getpid()
+	    && __atomic_compare_exchange_n(&s->word, &w, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		wake(s);
 	}
 }
 
-void tc_lease_wait(tc_lease_tab *t, tc_str id, double max_s)
+static void mt_wait(void *h, tc_str id, double max_s)
 {
+	tc_lease_tab *t = h;
 	tc_lease_slot *s = slot_of(t, id, 0);
 	uint64_t until = now_ms() + (uint64_t)(max_s * 1000), now;
 	uint32_t me = (uint32_t)getpid();
@@ -373,16 +417,16 @@ void tc_lease_wait(tc_lease_tab *t, tc_str id, double max_s)
 	}
 }
 
-uint32_t tc_lease_rebuild_ms(tc_lease_tab *t, tc_str id)
+static uint32_t mt_rebuild_ms(void *h, tc_str id)
 {
-	tc_lease_slot *s = slot_of(t, id, 0);
+	tc_lease_slot *s = slot_of(h, id, 0);
 
 	return s ? __atomic_load_n(&s->rebuild_ms, __ATOMIC_RELAXED) : 0;
 }
 
-void tc_lease_mark_stale(tc_lease_tab *t, tc_str id, double secs)
+static void mt_mark_stale(void *h, tc_str id, double secs)
 {
-	tc_lease_slot *s = slot_of(t, id, 1);
+	tc_lease_slot *s = slot_of(h, id, 1);
 
 	if (s) {
 		uint64_t until = now_ms() + (uint64_t)(secs * 1000) + 1000;
@@ -394,21 +438,264 @@ void tc_lease_mark_stale(tc_lease_tab *t, tc_str id, double secs)
 	}
 }
 
-int tc_lease_clear_stale(tc_lease_tab *t, tc_str id)
+static void mt_stats(void *h, tc_stat_fn emit, void *ctx)
 {
-	tc_lease_slot *s = slot_of(t, id, 0);
-
-	return s && (__atomic_fetch_and(&s->flags, ~F_STALE, __ATOMIC_SEQ_CST) & F_STALE);
-}
-
-void tc_lease_stats(tc_lease_tab *t, tc_stat_fn emit, void *ctx)
-{
-	static const char *const names[TC_LS_N] = {
-		"stale_served", "leases_taken", "lease_timeouts", "early_rebuilds"
-	};
+	tc_lease_tab *t = h;
 	int i;
 
 	for (i = 0; i < TC_LS_N; i++) {
-		emit(ctx, names[i], t ? (int64_t)__atomic_load_n(&t->hdr->counters[i], __ATOMIC_RELAXED) : 0);
+		emit(ctx, tc_lease_stat_names[i], (int64_t)__atomic_load_n(&t->hdr->counters[i], __ATOMIC_RELAXED));
 	}
+}
+
+const tc_lease_ops tc_lease_machine = {
+	"machine", mt_take, mt_end, mt_release, mt_wait, mt_rebuild_ms, mt_mark_stale, mt_count, mt_stats,
+};
+
+/* ------------------------------------------------ any store's leases */
+
+const char *const tc_lease_stat_names[TC_LS_N] = {
+	"stale_served", "leases_taken", "lease_timeouts", "early_rebuilds"
+};
+
+uint64_t tc_lease_now_ms(void)
+{
+	return now_ms();
+}
+
+const tc_lease_ops *tc_lease_ops_for(const tc_backend **be, void **st)
+{
+	if (*be == &tc_backend_twolevel && *st) {
+		tc_twolevel_slow(*st, be, st);
+	}
+#ifdef HAVE_TAGCACHE_REDIS
+	if (*be == &tc_backend_redis) {
+		return &tc_lease_redis;
+	}
+#endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+	if (*be == &tc_backend_memcached) {
+		return &tc_lease_memcached;
+	}
+#endif
+	return NULL;
+}
+
+/* Per thread under ZTS: a lease is its request's, and a request is one
+ * thread's. */
+#if defined(_MSC_VER)
+#define TC_TLS __declspec(thread)
+#else
+#define TC_TLS __thread
+#endif
+
+const char *tc_lease_token(size_t *len)
+{
+	static TC_TLS char tok[128];
+	static TC_TLS size_t tlen;
+	static TC_TLS pid_t owner;
+
+	if (owner != getpid()) {
+		char host[64] = "";
+		struct timespec ts;
+		uint64_t r;
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		owner = getpid();
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r = (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)ts.tv_sec ^ (uint64_t)owner << 40;
+		if (fd >= 0) {
+			if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
+				r ^= (uint64_t)(uintptr_t)&r;
+			}
+			close(fd);
+		}
+		gethostname(host, sizeof(host) - 1);
+		host[sizeof(host) - 1] = '\0';
+		r ^= (uint64_t)(uintptr_t)&tlen;  /* apart per thread */
+		tlen = (size_t)snprintf(tok, sizeof(tok), "%.60s:%d:%016llx", host, (int)owner, (unsigned long long)r);
+	}
+	*len = tlen;
+	return tok;
+}
+
+/* The leases this process took and has not ended: given back when their
+ * object goes or the request ends (a fatal error, exit(), an uncaught
+ * exception between the load() that took one and the save()). */
+typedef struct {
+	const tc_lease_ops *ops;
+	void *h;
+	const void *owner;
+	char *id;
+	size_t len;
+	uint64_t taken_ms;
+	pid_t pid;
+} held_lease;
+
+static TC_TLS held_lease *held;
+static TC_TLS size_t nheld, capheld;
+
+static held_lease *held_find(const tc_lease *l, tc_str id)
+{
+	size_t i;
+	pid_t me = getpid();
+
+	for (i = 0; i < nheld; i++) {
+		if (held[i].h == l->h && held[i].ops == l->ops && held[i].pid == me && held[i].len == id.len
+		    && memcmp(held[i].id, id.p, id.len) == 0) {
+			return &held[i];
+		}
+	}
+	return NULL;
+}
+
+static void held_drop(held_lease *e)
+{
+	free(e->id);
+	*e = held[--nheld];
+	if (!nheld) {
+		free(held);
+		held = NULL;
+		capheld = 0;
+	}
+}
+
+static void held_add(const tc_lease *l, tc_str id)
+{
+	held_lease *e = held_find(l, id);
+
+	if (e) {
+		e->taken_ms = now_ms();
+		e->owner = l->owner;
+		return;
+	}
+	if (nheld == capheld) {
+		size_t c = capheld ? capheld * 2 : 8;
+		held_lease *n = realloc(held, c * sizeof(*n));
+
+		if (!n) {
+			return;  /* not remembered: the lease runs out on its own */
+		}
+		held = n;
+		capheld = c;
+	}
+	e = &held[nheld];
+	e->id = malloc(id.len ? id.len : 1);
+	if (!e->id) {
+		return;
+	}
+	memcpy(e->id, id.p, id.len);
+	e->ops = l->ops;
+	e->h = l->h;
+	e->owner = l->owner;
+	e->len = id.len;
+	e->taken_ms = now_ms();
+	e->pid = getpid();
+	nheld++;
+}
+
+int tc_lease_take(const tc_lease *l, tc_str id, double timeout, int serving)
+{
+	int r = l->ops->take(l->h, id, timeout, serving);
+
+	if (r == TC_LEASE_TAKEN) {
+		held_add(l, id);
+	}
+	return r;
+}
+
+void tc_lease_end(const tc_lease *l, tc_str id, int measured, int *had_stale)
+{
+	held_lease *e = held_find(l, id);
+	uint32_t ms = 0;
+
+	if (e) {
+		if (measured) {
+			uint64_t now = now_ms(), d = now > e->taken_ms ? now - e->taken_ms : 0;
+
+			ms = (uint32_t)(d > UINT32_MAX ? UINT32_MAX : (d ? d : 1));
+		}
+		held_drop(e);
+	}
+	l->ops->end(l->h, id, ms, had_stale);
+}
+
+void tc_lease_release(const tc_lease *l, tc_str id)
+{
+	held_lease *e = held_find(l, id);
+
+	if (e) {
+		held_drop(e);
+	}
+	l->ops->release(l->h, id);
+}
+
+void tc_lease_wait(const tc_lease *l, tc_str id, double max_s)
+{
+	l->ops->wait(l->h, id, max_s);
+}
+
+uint32_t tc_lease_rebuild_ms(const tc_lease *l, tc_str id)
+{
+	return l->ops->rebuild_ms(l->h, id);
+}
+
+void tc_lease_mark_stale(const tc_lease *l, tc_str id, double secs)
+{
+	l->ops->mark_stale(l->h, id, secs);
+}
+
+void tc_lease_count(const tc_lease *l, int which)
+{
+	l->ops->count(l->h, which);
+}
+
+void tc_lease_stats(const tc_lease *l, tc_stat_fn emit, void *ctx)
+{
+	l->ops->stats(l->h, emit, ctx);
+}
+
+void tc_lease_stats_zero(tc_stat_fn emit, void *ctx)
+{
+	int i;
+
+	for (i = 0; i < TC_LS_N; i++) {
+		emit(ctx, tc_lease_stat_names[i], 0);
+	}
+}
+
+static void release_where(const void *owner, int all)
+{
+	size_t i = 0;
+	pid_t me = getpid();
+
+	while (i < nheld) {
+		held_lease e = held[i];
+
+		if (!all && e.owner != owner) {
+			i++;
+			continue;
+		}
+		held[i] = held[--nheld];
+		if (e.pid == me) {
+			/* the lease goes back: the next caller rebuilds at once */
+			e.ops->release(e.h, (tc_str){e.id, e.len});
+		}
+		free(e.id);
+	}
+	if (!nheld) {
+		free(held);
+		held = NULL;
+		capheld = 0;
+	}
+}
+
+void tc_lease_release_owner(const void *owner)
+{
+	release_where(owner, 0);
+}
+
+void tc_lease_release_all(void)
+{
+	release_where(NULL, 1);
 }

@@ -49,31 +49,91 @@ typedef struct tc_lease_tab tc_lease_tab;
 tc_lease_tab *tc_lease_open(const char *path, int mode, int create, char *err);
 
 enum {
-	TC_LEASE_NONE = 0,  /* no lease possible (table full): act unprotected */
+	TC_LEASE_NONE = 0,  /* no lease possible (table full, server down): act unprotected */
 	TC_LEASE_TAKEN,     /* the caller holds it now: rebuild */
 	TC_LEASE_MINE,      /* this process held it already */
 	TC_LEASE_HELD       /* another live process holds it */
 };
 
-/* Tries to take the lease of id for timeout seconds. */
-int tc_lease_take(tc_lease_tab *t, tc_str id, double timeout);
-/* Ends the lease of id, whoever holds it (a value has landed, or the
- * holder gave up), and wakes the waiters. measured: the caller's own lease
- * ends with a save: its duration is kept as the id's rebuild time. */
-void tc_lease_end(tc_lease_tab *t, tc_str id, int measured);
-/* Sleeps until the lease of id ends (futex), its holder is gone or its
- * deadline passes, at most max_s seconds. Never waits on this process. */
-void tc_lease_wait(tc_lease_tab *t, tc_str id, double max_s);
-/* The id's last measured rebuild time in ms, 0 if unknown. */
-uint32_t tc_lease_rebuild_ms(tc_lease_tab *t, tc_str id);
-/* A stale copy of id may exist for secs (set when one is written). */
-void tc_lease_mark_stale(tc_lease_tab *t, tc_str id, double secs);
-/* Clears the mark; 1 if it was set. */
-int tc_lease_clear_stale(tc_lease_tab *t, tc_str id);
-
 enum { TC_LS_STALE_SERVED = 0, TC_LS_LEASES_TAKEN, TC_LS_LEASE_TIMEOUTS, TC_LS_EARLY_REBUILDS, TC_LS_N };
-void tc_lease_count(tc_lease_tab *t, int which);
-void tc_lease_stats(tc_lease_tab *t, tc_stat_fn emit, void *ctx);
+extern const char *const tc_lease_stat_names[TC_LS_N];
+
+/* Where the leases of a store live: one implementation per kind of store,
+ * h its handle (the machine table, or the engine's state for a network
+ * store). Every call is bounded: a wait by max_s and the lease's deadline,
+ * the others by the engine's own timeouts. */
+typedef struct tc_lease_ops {
+	const char *name;
+	/* Tries to take the lease of id for timeout seconds; serving: the
+	 * caller hands out a stale copy if it is HELD (counted there). */
+	int (*take)(void *h, tc_str id, double timeout, int serving);
+	/* A value of id has landed: the caller's own lease ends (the machine
+	 * table ends anyone's), its waiters wake; measured_ms (0: none) is kept
+	 * as the id's rebuild time. *had_stale (if not NULL): whether a stale
+	 * copy of id was marked (the mark is cleared: the caller drops it). */
+	void (*end)(void *h, tc_str id, uint32_t measured_ms, int *had_stale);
+	/* The caller gives its own lease of id back (no value: an exception,
+	 * the end of the request); nobody else's. */
+	void (*release)(void *h, tc_str id);
+	/* Sleeps until the lease of id ends, its holder is gone or its
+	 * deadline passes, at most max_s seconds. Never waits on the caller. */
+	void (*wait)(void *h, tc_str id, double max_s);
+	/* The id's last measured rebuild time in ms, 0 if unknown. */
+	uint32_t (*rebuild_ms)(void *h, tc_str id);
+	/* A stale copy of id may exist for secs (set when one is written). */
+	void (*mark_stale)(void *h, tc_str id, double secs);
+	void (*count)(void *h, int which);
+	void (*stats)(void *h, tc_stat_fn emit, void *ctx);
+} tc_lease_ops;
+
+/* A store's leases: its implementation and handle, and the object that
+ * takes them (leases it still holds when it goes, or when the request
+ * ends, are given back). */
+typedef struct {
+	const tc_lease_ops *ops;
+	void *h;
+	const void *owner;
+} tc_lease;
+
+/* The per-machine table (Shm, File, TwoLevel over File). */
+extern const tc_lease_ops tc_lease_machine;
+#ifdef HAVE_TAGCACHE_REDIS
+extern const tc_lease_ops tc_lease_redis;     /* tc_redis_lease.c */
+#endif
+#ifdef HAVE_TAGCACHE_MEMCACHED
+extern const tc_lease_ops tc_lease_memcached; /* tc_memcached_lease.c */
+#endif
+
+/* The network lease implementation of engine *be, NULL if it has none (a
+ * lease_home engine uses the machine table). A TwoLevel store uses the
+ * leases of its slow level: *be and *st become the slow engine and its
+ * state. */
+const tc_lease_ops *tc_lease_ops_for(const tc_backend **be, void **st);
+
+/* Calls through l, keeping the process's list of held leases: a lease
+ * taken here is given back by tc_lease_release_owner() (the object goes)
+ * or tc_lease_release_all() (request end) unless a save ended it. */
+int tc_lease_take(const tc_lease *l, tc_str id, double timeout, int serving);
+/* measured: the caller's own lease ends with a save: its duration since
+ * the take is kept as the id's rebuild time. */
+void tc_lease_end(const tc_lease *l, tc_str id, int measured, int *had_stale);
+void tc_lease_release(const tc_lease *l, tc_str id);
+void tc_lease_wait(const tc_lease *l, tc_str id, double max_s);
+uint32_t tc_lease_rebuild_ms(const tc_lease *l, tc_str id);
+void tc_lease_mark_stale(const tc_lease *l, tc_str id, double secs);
+void tc_lease_count(const tc_lease *l, int which);
+void tc_lease_stats(const tc_lease *l, tc_stat_fn emit, void *ctx);
+/* The leases owner still holds go back (before its engine state closes). */
+void tc_lease_release_owner(const void *owner);
+/* Request end: every lease still held goes back (module RSHUTDOWN). */
+void tc_lease_release_all(void);
+/* Zeros for a store whose table does not exist yet. */
+void tc_lease_stats_zero(tc_stat_fn emit, void *ctx);
+
+/* A per-process token naming this process as a network lease's owner
+ * ("host:pid:random"; a new one after fork). */
+const char *tc_lease_token(size_t *len);
+uint64_t tc_lease_now_ms(void);
 
 /* ----------------------------------------------------------- tc_stale.c */
 
@@ -81,7 +141,8 @@ typedef struct {
 	const tc_backend *be;
 	void *st;
 	const tc_stale_opts *o;
-	tc_lease_tab *tab;  /* may be NULL: then nothing is leased */
+	const tc_lease *tab;  /* may be NULL: then nothing is leased */
+	tc_lease lease;       /* what tab points to, when set */
 } tc_stale;
 
 /* The prefix of the derived keys that hold stale copies. */

@@ -31,6 +31,7 @@
 #include <zlib.h>
 #endif
 #include "tc_memcached.h"
+#include "tc_lease.h"
 #include "tc_hash.h"
 #include "tc_util.h"
 
@@ -61,6 +62,7 @@ static const tc_option_spec mc_options[] = {
 	{"binary_protocol", TC_OPT_BOOL, offsetof(tcm_config, binary_protocol), 0, 0, 0},
 	{"client", TC_OPT_MAP, offsetof(tcm_config, client), 0, 0, 0},
 	{"hint_memory", TC_OPT_SIZE, offsetof(tcm_config, hint_memory), 0, INT64_C(1) << 40, 0},
+	TC_STALE_OPTION_ROWS(tcm_config, stale),
 	/* Zend_Cache_Backend_Memcached / Magento 1 <memcached> names with no
 	 * meaning here: servers are never ejected, there is one pool */
 	{"compatibility", TC_OPT_IGNORED, 0, 0, 0, 0},
@@ -76,6 +78,7 @@ static void mc_defaults(void *config)
 	tcm_config *c = config;
 
 	memset(c, 0, sizeof(*c));
+	tc_stale_defaults(&c->stale);
 	strcpy(c->servers, "127.0.0.1:11211");
 	c->port = 11211;
 	c->timeout = 1.0;
@@ -1953,6 +1956,13 @@ void tc_memcached_shutdown(void)
 	memset(&tvc, 0, sizeof(tvc));
 }
 
+/* stampede protection (issue 14): the options here, the leases in
+ * tc_memcached_lease.c */
+static const tc_stale_opts *mc_stale_opts(const void *config)
+{
+	return &((const tcm_config *)config)->stale;
+}
+
 const tc_backend tc_backend_memcached = {
 	.name = "memcached",
 	/* memcached cannot list keys, and evicts an entry without expiry
@@ -1979,4 +1989,5 @@ const tc_backend tc_backend_memcached = {
 	.minfo = tc_memcached_minfo,
 	.mshutdown = tc_memcached_shutdown,
 	.atfork_child = tcm_conn_atfork_child,
+	.stale_opts = mc_stale_opts,
 };

@@ -42,6 +42,7 @@ typedef struct {
 	int binary_protocol;
 	char client[TC_OPT_STRMAX];    /* Zend_Cache_Backend_Libmemcached's client options (TC_OPT_MAP) */
 	int64_t hint_memory;           /* bytes of the per-process tag-hint table; 0: no hints */
+	tc_stale_opts stale;           /* serve_stale, rebuild_timeout, early_rebuild (tc_memcached_lease.c) */
 } tcm_config;
 
 /* One libmemcached handle on the whole pool. Persistent ones live in a

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "tc_redis.h"
+#include "tc_lease.h"
 #include "tc_util.h"
 
 #define PAGE      10000   /* ids or tags per reply when listing */
@@ -81,6 +82,7 @@ static const tc_option_spec redis_options[] = {
 	{"gc_scan_count", TC_OPT_IGNORED, 0, 0, 0, 0},
 	{"gc_exists_cache_size", TC_OPT_IGNORED, 0, 0, 0, 0},
 	{"gc_remove_chunk_size", TC_OPT_IGNORED, 0, 0, 0, 0},
+	TC_STALE_OPTION_ROWS(tcr_config, stale),
 	{NULL, 0, 0, 0, 0, 0}
 };
 
@@ -89,6 +91,7 @@ static void redis_defaults(void *config)
 	tcr_config *c = config;
 
 	memset(c, 0, sizeof(*c));
+	tc_stale_defaults(&c->stale);
 	strcpy(c->server, "127.0.0.1");
 	c->port = 6379;
 	c->timeout = 2.5;
@@ -1492,6 +1495,13 @@ void tc_redis_shutdown(void)
 	tcr_lua_shutdown();
 }
 
+/* stampede protection (issue 14): the options here, the leases in
+ * tc_redis_lease.c */
+static const tc_stale_opts *redis_stale_opts(const void *config)
+{
+	return &((const tcr_config *)config)->stale;
+}
+
 const tc_backend tc_backend_redis = {
 	.name = "redis",
 	.caps = TC_CAP_LISTINGS | TC_CAP_FOREVER,
@@ -1516,4 +1526,5 @@ const tc_backend tc_backend_redis = {
 	.minfo = tc_redis_minfo,
 	.mshutdown = tc_redis_shutdown,
 	.atfork_child = tcr_conn_atfork_child,
+	.stale_opts = redis_stale_opts,
 };

@@ -83,6 +83,7 @@ typedef struct {
 	int64_t remove_chunk_size;
 	char verify_tags[TC_OPT_STRMAX];
 	double verify_tags_recheck; /* auto: s between two reads of a server's maxmemory-policy */
+	tc_stale_opts stale;     /* serve_stale, rebuild_timeout, early_rebuild (tc_redis_lease.c) */
 } tcr_config;
 
 /* One server address: host and port, or a unix socket path (tc_net.h;

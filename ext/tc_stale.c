@@ -83,7 +83,7 @@ int tc_stale_load(tc_stale *S, tc_str id, tc_alloc_fn alloc, void *ctx, char **d
 			uint32_t d = tc_lease_rebuild_ms(S->tab, id);
 
 			if (d && now_s() - d / 1000.0 * S->o->early_rebuild * log(draw()) >= (double)meta->expire
-			    && tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o)) == TC_LEASE_TAKEN) {
+			    && tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o), 0) == TC_LEASE_TAKEN) {
 				tc_lease_count(S->tab, TC_LS_EARLY_REBUILDS);
 				return TC_MISS;
 			}
@@ -96,7 +96,7 @@ int tc_stale_load(tc_stale *S, tc_str id, tc_alloc_fn alloc, void *ctx, char **d
 	if (!(S->o->serve_stale > 0)) {
 		/* early_rebuild alone: a miss times its rebuild (the lease binds
 		 * nobody else: without a stale copy they all miss anyway) */
-		tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o));
+		tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o), 0);
 		return TC_MISS;
 	}
 	if (r == TC_OK && (double)meta->expire + S->o->serve_stale >= (double)now) {
@@ -106,13 +106,27 @@ int tc_stale_load(tc_stale *S, tc_str id, tc_alloc_fn alloc, void *ctx, char **d
 	}
 	if (!have) {
 		if (S->o->early_rebuild > 0) {
-			tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o));  /* to time the rebuild */
+			tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o), 0);  /* to time the rebuild */
 		}
 		return TC_MISS;  /* a plain miss: nothing to serve */
 	}
-	if (tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o)) == TC_LEASE_HELD) {
-		tc_lease_count(S->tab, TC_LS_STALE_SERVED);
-		return TC_OK;
+	r = tc_lease_take(S->tab, id, tc_rebuild_timeout(S->o), 1);
+	if (r == TC_LEASE_HELD) {
+		return TC_OK;  /* counted as stale_served by the take */
+	}
+	if (r == TC_LEASE_TAKEN) {
+		/* the previous holder may have saved (and ended its lease) between
+		 * the first read and this take, a few round trips on a network
+		 * store: a fresh value now is served, and the lease goes back */
+		r = S->be->load(S->st, id, 0, alloc, ctx, data, len, meta);
+		if (r == TC_OK) {
+			tc_lease_release(S->tab, id);
+			return TC_OK;
+		}
+		if (r == TC_ERR) {
+			tc_lease_release(S->tab, id);
+			return TC_ERR;
+		}
 	}
 	return TC_MISS;  /* this caller rebuilds */
 }
@@ -124,10 +138,12 @@ int tc_stale_save(tc_stale *S, tc_str id, tc_str data, const tc_str *tags, size_
 	int r = S->be->save(S->st, id, data, tags, ntags, expire, err);
 
 	if (r == TC_OK && S->tab) {
-		if (tc_lease_clear_stale(S->tab, id)) {
+		int had = 0;
+
+		tc_lease_end(S->tab, id, 1, &had);
+		if (had) {
 			S->be->remove(S->st, stale_key(id, kb));
 		}
-		tc_lease_end(S->tab, id, 1);
 	}
 	return r;
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include "tc_hash.h"
 #include "tc_twolevel.h"
+#include "tc_lease.h"
 
 #define TL_PENDING 64
 
@@ -1060,7 +1061,23 @@ static void tl_defaults(void *config)
 	c->max_staleness = 1.0;
 	c->stale_if_error = 0;
 	c->journal_size = 100000;
+	tc_stale_defaults(&c->stale);
 	tc_backend_shm.defaults(&c->fast_cfg);
+}
+
+/* stampede protection (issue 14): the options here, the leases of the
+ * slow level (tc_lease_ops_for) */
+static const tc_stale_opts *tl_stale_opts(const void *config)
+{
+	return &((const tc_twolevel_config *)config)->stale;
+}
+
+void tc_twolevel_slow(void *st, const tc_backend **be, void **sst)
+{
+	tl_state *s = st;
+
+	*be = s->slow;
+	*sst = s->sst;
 }
 
 static const tc_option_spec tl_options[] = {
@@ -1070,6 +1087,7 @@ static const tc_option_spec tl_options[] = {
 	{"max_staleness", TC_OPT_SECONDS, offsetof(tc_twolevel_config, max_staleness), 0, 0, 1},
 	{"stale_if_error", TC_OPT_SECONDS, offsetof(tc_twolevel_config, stale_if_error), 0, 0, 1},
 	{"journal_size", TC_OPT_INT, offsetof(tc_twolevel_config, journal_size), 16, 100000000, 1},
+	TC_STALE_OPTION_ROWS(tc_twolevel_config, stale),
 	/* parsed by tc_twolevel_opts.c with the sub-engine's own table */
 	{"slow_backend_options", TC_OPT_IGNORED, 0, 0, 0, 1},
 	{"fast_backend_options", TC_OPT_IGNORED, 0, 0, 0, 1},
@@ -1129,4 +1147,5 @@ const tc_backend tc_backend_twolevel = {
 	.failure = tl_failure,
 	.mshutdown = tc_tl_node_shutdown,
 	.caps_of = tl_caps_of,
+	.stale_opts = tl_stale_opts,
 };

@@ -59,6 +59,7 @@ typedef struct {
 	double max_staleness;    /* s a fast hit may go without a sync */
 	double stale_if_error;   /* s beyond that while the slow level is down */
 	int64_t journal_size;    /* records the journal keeps */
+	tc_stale_opts stale;     /* serve_stale, rebuild_timeout, early_rebuild */
 	const tc_backend *slow;  /* set by the option layer from slow_backend */
 	int slow_parsed;         /* slow_cfg was filled from slow_backend_options */
 	tc_shm_config fast_cfg;
@@ -105,5 +106,7 @@ void tc_tl_node_shutdown(void);
 
 extern const tc_backend tc_backend_twolevel;
 const tc_journal_ops *tc_journal_for(const tc_backend *be);
+/* the slow level's engine and state (its leases are TwoLevel's) */
+void tc_twolevel_slow(void *st, const tc_backend **be, void **sst);
 
 #endif

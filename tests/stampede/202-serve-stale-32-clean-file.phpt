@@ -29,6 +29,7 @@ clean: one lease taken: ok
 clean: stale served to the others: ok
 clean: no lease timed out: ok
 clean: entry listed again: ok
+clean: the parent sees the new copy: ok
 remove: test() is false: ok
 remove: not listed: ok
 remove: not under its tag: ok
@@ -41,6 +42,7 @@ remove: one lease taken: ok
 remove: stale served to the others: ok
 remove: no lease timed out: ok
 remove: entry listed again: ok
+remove: the parent sees the new copy: ok
 expire: test() is false: ok
 expire: not listed: ok
 expire: not under its tag: ok
@@ -53,3 +55,4 @@ expire: one lease taken: ok
 expire: stale served to the others: ok
 expire: no lease timed out: ok
 expire: entry listed again: ok
+expire: the parent sees the new copy: ok

@@ -1,0 +1,31 @@
+--TEST--
+Stampede (tl-redis): remember() from 8 processes builds once across nodes; a throwing callback gives the lease back; a non-string result is a TypeError
+--EXTENSIONS--
+tagcache
+pcntl
+posix
+--SKIPIF--
+<?php require __DIR__ . '/stampede.inc'; st_skip('tl-redis'); ?>
+--FILE--
+<?php
+require __DIR__ . '/stampede.inc';
+st_scenario_remember('tl-redis', '223');
+st_cleanup('tl-redis', '223');
+?>
+--CLEAN--
+<?php require __DIR__ . '/stampede.inc'; st_cleanup('tl-redis', '223'); tcm_clean(); tcr_clean(); ?>
+--EXPECT--
+remember: one callback runs: ok
+remember: 8 processes, one build: ok
+remember: all get the built value: ok
+remember: saved with its tags: ok
+remember: saved with its lifetime: ok
+remember: the builder's lease, and no more than one per process; none timed out: ok
+throwing callback: exception propagates: ok
+throwing callback: nothing stored: ok
+throwing callback: the next caller builds at once: ok
+throwing callback: the lease was released, not timed out: ok
+non-string: TypeError: ok
+non-string: nothing stored: ok
+non-string: the next call builds: ok
+remember: a hit does not call back: ok
