@@ -21,10 +21,13 @@
 # what belongs to processes that are gone. Tests that must not overlap
 # would say so in --CONFLICTS-- (or a CONFLICTS file in their directory).
 #
-# The valgrind pass runs every phpt (but tests/benchmark/smoke.phpt, which
-# skips itself there: it spawns many processes and checks no memory rule);
-# only each test's --FILE-- runs under memcheck, its --SKIPIF-- and
-# --CLEAN-- run natively (scripts/valgrind-php.sh says why).
+# The valgrind pass runs every phpt but those scripts/valgrind-skip.txt
+# names, each with the tests under memcheck that cover its C code (the
+# contract suites run there once per engine, not again per wrapper of
+# it), and tests/benchmark/smoke.phpt, which skips itself there (it spawns
+# many processes and checks no memory rule); only each test's --FILE--
+# runs under memcheck, its --SKIPIF-- and --CLEAN-- run natively
+# (scripts/valgrind-php.sh says why), -j2 like the plain pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VALGRIND=1

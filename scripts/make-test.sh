@@ -14,7 +14,9 @@
 # counts, plus one check for the build, one for no server left behind, and
 # the tests run as nobody) for scripts/check.sh.
 #   scripts/make-test.sh
-# TAGCACHE_TEST_JOBS (default 2): `make test TESTS=-jN`.
+# TAGCACHE_TEST_JOBS (default 2): `make test TESTS="-jN --shuffle"`
+# (unshuffled, run-tests hands each worker 32 tests at a time, and one
+# worker is left alone with the last batch; shuffled, 4: scripts/test.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -79,7 +81,7 @@ fi
 # 2. make test, no TAGCACHE_* variable
 pgrep -x 'redis-server|redis-sentinel|memcached' > "$TMP/before" || true
 t0=$SECONDS
-env "${UNSET[@]}" TMPDIR="$TMP/tmp" NO_INTERACTION=1 make -C "$SRC" test TESTS="-j${TAGCACHE_TEST_JOBS:-2}" > "$TMP/test.log" 2>&1
+env "${UNSET[@]}" TMPDIR="$TMP/tmp" NO_INTERACTION=1 make -C "$SRC" test TESTS="-j${TAGCACHE_TEST_JOBS:-2} --shuffle" > "$TMP/test.log" 2>&1
 rc=$?
 sed 's/\x1b\[[0-9;]*m//g' "$TMP/test.log" > "$TMP/test.txt"
 num() { grep -aE "^Tests $1" "$TMP/test.txt" | head -1 | sed -E 's/[^:]*:[[:space:]]*([0-9]+).*/\1/'; }

@@ -7,6 +7,17 @@
 # Exits non-zero when a test fails or when no test ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# 0 when scripts/valgrind-skip.txt has a pattern (a path under tests/, *
+# allowed) that matches the test $1
+valgrind_skipped() {
+	local pat rest
+	while read -r pat rest; do
+		case "$pat" in ''|'#'*) continue ;; esac
+		# shellcheck disable=SC2254
+		case "$1" in $pat) return 0 ;; esac
+	done < "$SKIPLIST"
+	return 1
+}
 MODE=plain
 JOBS=()
 while [ $# -gt 0 ]; do
@@ -21,6 +32,36 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ "$#" -gt 0 ] || set -- tests
+# Under valgrind, a directory given stands for its tests but those that
+# scripts/valgrind-skip.txt names (each with the valgrind test that covers
+# its C paths); a test named by its own path always runs.
+if [ "$MODE" = valgrind ]; then
+	SKIPLIST="$PWD/scripts/valgrind-skip.txt"
+	ARGV=()
+	NSKIP=0
+	for a in "$@"; do
+		if [ -d "$a" ]; then
+			while IFS= read -r t; do
+				t=${t#./}; t=${t#"$PWD"/}
+				if valgrind_skipped "$t"; then
+					NSKIP=$((NSKIP + 1))
+				else
+					ARGV+=("$t")
+				fi
+			done < <(find "${a%/}" -name '*.phpt' | sort)
+		else
+			ARGV+=("$a")
+		fi
+	done
+	[ "$NSKIP" -gt 0 ] && echo "valgrind: $NSKIP tests not run under memcheck: scripts/valgrind-skip.txt names them, with the tests that cover their C paths"
+	# a line of the list that names no test is a mistake (a renamed test)
+	STALE=$(while read -r pat rest; do
+		case "$pat" in ''|'#'*) continue ;; esac
+		# shellcheck disable=SC2086
+		compgen -G "$pat" >/dev/null || echo "$pat"
+	done < "$SKIPLIST")
+	set -- ${ARGV[@]+"${ARGV[@]}"}
+fi
 PHP_BIN=${PHP_BIN:-$(command -v php)}
 RUNTESTS="$(php-config --extension-dir)/build/run-tests.php"
 [ -f "$RUNTESTS" ] || RUNTESTS=/usr/lib/php/build/run-tests.php
@@ -53,6 +94,10 @@ BORKED=$(awk '/^BORKED TEST SUMMARY/{f=1; next} f && /^=+$/{if (n++) exit; next}
 # those count as failures and are named below, as is any other warning.
 RETRIED=$(grep -a "(warn: Test passed on retry attempt)" "$LOG" | grep -vc '^TEST ')
 FAILED=$(( ${FAILED:-0} + ${LEAKED:-0} + ${WARNED:-0} + BORKED )); PASSED=${PASSED:-0}; SKIPPED=${SKIPPED:-0}
+if [ -n "${STALE:-}" ]; then
+	echo "scripts/valgrind-skip.txt: no test matches $(echo $STALE)"
+	FAILED=$((FAILED + 1))
+fi
 # run-tests.php exits 0, or 1 when a test failed; killed (by a signal) or
 # stopped by an error of its own, it prints no summary: that is a failure
 # too, whatever the tests that finished did.

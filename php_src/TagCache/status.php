@@ -21,6 +21,8 @@
  * ?format=prometheus gives the metrics in the text exposition format.
  */
 
+declare(strict_types=1);
+
 namespace TagCache\Ops;
 
 if (!function_exists('TagCache\Ops\collect')) {

@@ -96,25 +96,17 @@ static size_t read_logs(fl_log *logs, size_t max)
 
 	for (num = 1; num <= 32 && n < max; num++) {
 		char path[600];
-		FILE *f;
-		long len;
 
 		snprintf(path, sizeof(path), "%s/%s.%08x.log", dir, FL_PREFIX, num);
-		f = fopen(path, "rb");
-		if (!f) {
+		if (access(path, F_OK) != 0) {
 			continue;
 		}
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		fseek(f, 0, SEEK_SET);
 		memset(&logs[n], 0, sizeof(logs[n]));
 		logs[n].number = num;
-		logs[n].len = (size_t)len;
-		logs[n].img = malloc((size_t)len);
-		if (!logs[n].img || fread(logs[n].img, 1, (size_t)len, f) != (size_t)len) {
+		logs[n].img = read_whole(path, &logs[n].len);
+		if (!logs[n].img) {
 			abort();
 		}
-		fclose(f);
 		memcpy(&logs[n].h, logs[n].img, sizeof(logs[n].h));
 		n++;
 	}
@@ -391,7 +383,6 @@ static void test_index_links(void)
 	char path[600], err[TC_ERRBUF];
 	unsigned char *img;
 	size_t len;
-	FILE *f;
 	tcf_hdr h;
 	uint32_t i, patched = 0;
 	void *st;
@@ -399,17 +390,10 @@ static void test_index_links(void)
 	u_begin("index damage: a slot's tag count past its links (a save, a remove, metadata)");
 	make_store();
 	snprintf(path, sizeof(path), "%s/%s.idx", dir, FL_PREFIX);
-	f = fopen(path, "r+b");
-	if (!EXPECT(f != NULL, "no index")) {
+	img = read_whole(path, &len);
+	if (!EXPECT(img != NULL, "no index")) {
 		u_end();
 		return;
-	}
-	fseek(f, 0, SEEK_END);
-	len = (size_t)ftell(f);
-	img = malloc(len);
-	fseek(f, 0, SEEK_SET);
-	if (!img || fread(img, 1, len, f) != len) {
-		abort();
 	}
 	memcpy(&h, img, sizeof(h));
 	for (i = 0; i < h.nslots; i++) {
@@ -420,19 +404,18 @@ static void test_index_links(void)
 			patched++;
 		}
 	}
-	fseek(f, 0, SEEK_SET);
-	EXPECT(fwrite(img, 1, len, f) == len && fclose(f) == 0, "cannot write the index");
+	EXPECT(write_whole(path, img, len) == 0, "cannot write the index");
 	free(img);
 	EXPECT(patched > 10, "only %u slots", patched);
 	st = fl_open(dir, err);
 	if (EXPECT(st != NULL, "open: %s", err)) {
-		fl_list l = {0};
+		str_list l = {0};
 		tc_meta meta;
 
 		save_id(st, 0, 9, 64);
 		EXPECT(FB->remove(st, idv[4]) == TC_OK, "remove");
-		FB->metadata(st, idv[3], &meta, fl_list_add, &l);
-		fl_list_free(&l);
+		FB->metadata(st, idv[3], &meta, str_list_add, &l);
+		str_list_free(&l);
 		fl_verify(st, "after the repair");
 		{
 			char *v = NULL;

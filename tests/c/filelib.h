@@ -40,6 +40,7 @@
 #include "../../ext/tc_hash.h"
 #include "../../ext/tc_util.h"
 #include "file_hooks.h"
+#include "testlib.h"
 
 /* loghdr_check() of ext/tc_file_log.c: file_unit.c checks that
  * tcf_log_header_ok() accepts a header made with it */
@@ -120,44 +121,6 @@ static FL_UNUSED void fl_unlink_index(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/%s.idx", dir, FL_PREFIX);
 	unlink(path);
-}
-
-typedef struct {
-	size_t n, cap;
-	char **s;
-	size_t *len;
-} fl_list;
-
-static FL_UNUSED void fl_list_add(void *ctx, const char *p, size_t len)
-{
-	fl_list *l = ctx;
-
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 16;
-		l->s = realloc(l->s, l->cap * sizeof(*l->s));
-		l->len = realloc(l->len, l->cap * sizeof(*l->len));
-		if (!l->s || !l->len) {
-			abort();
-		}
-	}
-	l->s[l->n] = malloc(len ? len : 1);
-	if (!l->s[l->n]) {
-		abort();
-	}
-	memcpy(l->s[l->n], p, len);
-	l->len[l->n++] = len;
-}
-
-static FL_UNUSED void fl_list_free(fl_list *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		free(l->s[i]);
-	}
-	free(l->s);
-	free(l->len);
-	memset(l, 0, sizeof(*l));
 }
 
 /* ------------------------------------------------------------ log files */
@@ -244,17 +207,9 @@ static FL_UNUSED void fl_seal(fl_log *L, uint64_t damage, unsigned *counter)
 static FL_UNUSED int fl_write_log(const char *dir, const fl_log *L)
 {
 	char path[4200];
-	int fd;
-	ssize_t w;
 
 	snprintf(path, sizeof(path), "%s/%s.%08x.log", dir, FL_PREFIX, L->number);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		return -1;
-	}
-	w = write(fd, L->img, L->len);
-	close(fd);
-	return w == (ssize_t)L->len ? 0 : -1;
+	return write_whole(path, L->img, L->len);
 }
 
 /* ---------------------------------------------------------------- model */
@@ -433,14 +388,14 @@ static FL_UNUSED int fl_value_known(const fl_model *m, const fl_ent *e, const ch
 
 static FL_UNUSED void fl_verify(void *st, const char *when)
 {
-	fl_list msgs = {0};
-	int rc = FB->verify(st, fl_list_add, &msgs);
+	str_list msgs = {0};
+	int rc = FB->verify(st, str_list_add, &msgs);
 
 	if (rc != TC_OK || msgs.n) {
 		fl_fail("%s: verify() found %zu problems%s%.*s", when, msgs.n, msgs.n ? ", the first: " : "",
 		        msgs.n ? (int)(msgs.len[0] > 200 ? 200 : msgs.len[0]) : 0, msgs.n ? msgs.s[0] : "");
 	}
-	fl_list_free(&msgs);
+	str_list_free(&msgs);
 }
 
 /* The store against the model: verify() clean; every id loads as the
@@ -450,7 +405,7 @@ static FL_UNUSED void fl_verify(void *st, const char *when)
 static FL_UNUSED void fl_check(void *st, const fl_model *m, const char *when)
 {
 	int64_t now = tc_now();
-	fl_list ids = {0};
+	str_list ids = {0};
 	size_t i, j;
 
 	fl_verify(st, when);
@@ -484,10 +439,10 @@ static FL_UNUSED void fl_check(void *st, const fl_model *m, const char *when)
 		}
 		free(data);
 		if (e->state == FL_PRESENT && e->expire > now + 5) {
-			fl_list tags = {0};
+			str_list tags = {0};
 			const unsigned char *w = e->tn;
 
-			rc = FB->metadata(st, id, &meta, fl_list_add, &tags);
+			rc = FB->metadata(st, id, &meta, str_list_add, &tags);
 			if (rc != TC_OK || tags.n != e->ntags) {
 				fl_fail("%s: id %zu: metadata() gives %d with %zu tags, the record has %u", when, i, rc,
 				        tags.n, e->ntags);
@@ -503,10 +458,10 @@ static FL_UNUSED void fl_check(void *st, const fl_model *m, const char *when)
 					w += 2 + tl;
 				}
 			}
-			fl_list_free(&tags);
+			str_list_free(&tags);
 		}
 	}
-	if (FB->ids(st, TC_CLEAN_ALL, NULL, 0, fl_list_add, &ids) != TC_OK) {
+	if (FB->ids(st, TC_CLEAN_ALL, NULL, 0, str_list_add, &ids) != TC_OK) {
 		fl_fail("%s: ids() failed", when);
 	}
 	for (i = 0; i < ids.n; i++) {
@@ -536,7 +491,7 @@ static FL_UNUSED void fl_check(void *st, const fl_model *m, const char *when)
 			}
 		}
 	}
-	fl_list_free(&ids);
+	str_list_free(&ids);
 }
 
 #endif

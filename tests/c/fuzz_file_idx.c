@@ -30,6 +30,8 @@
  */
 #include "filelib.h"
 #include "testlib.h"
+#define FZ_NAME "fuzz_file_idx"
+#include "fuzzlib.h"
 
 #define FIDS 24
 #define FTAGS 4
@@ -45,17 +47,6 @@ static char id_buf[FIDS][8], tag_buf[FTAGS][8];
 static tc_str ids[FIDS], tags[FTAGS];
 static tcf_hdr th;   /* the template index's header */
 
-static void quiet(const char *msg)
-{
-	(void)msg;
-}
-
-static void fail_abort(const char *msg)
-{
-	fprintf(stderr, "fuzz_file_idx: %s\n", msg);
-	abort();
-}
-
 static void cleanup(void)
 {
 	fl_empty_dir(dir);
@@ -64,19 +55,11 @@ static void cleanup(void)
 
 static unsigned char *slurp(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	unsigned char *p;
+	unsigned char *p = read_whole(path, len);
 
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		fail_abort("cannot read the template");
+	if (!p) {
+		fz_fail("cannot read the template");
 	}
-	p = malloc((size_t)st.st_size + 1);
-	if (!p || read(fd, p, (size_t)st.st_size) != (ssize_t)st.st_size) {
-		fail_abort("cannot read the template");
-	}
-	close(fd);
-	*len = (size_t)st.st_size;
 	return p;
 }
 
@@ -109,7 +92,7 @@ static void make_template(void)
 	fl_empty_dir(tdir);
 	st = fl_open(tdir, err);
 	if (!st) {
-		fail_abort(err);
+		fz_fail(err);
 	}
 	for (i = 0; i < FIDS; i++) {
 		put(st, i, 0, 8 + (size_t)i * 37, i == 5 ? 2000000000 : TC_EXPIRE_NEVER);
@@ -146,28 +129,21 @@ static void write_seeds(const char *out)
 	static const unsigned char s2[] = {1, 6, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 1, 7, 9, 0, 7, 0};
 	const unsigned char *s[3] = {s0, s1, s2};
 	size_t n[3] = {sizeof(s0), sizeof(s1), sizeof(s2)}, i;
-	char path[4200];
+	char name[16];
 
 	for (i = 0; i < 3; i++) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/seed-%zu", out, i);
-		f = fopen(path, "wb");
-		if (!f || fwrite(s[i], 1, n[i], f) != n[i] || fclose(f) != 0) {
-			fprintf(stderr, "fuzz_file_idx: cannot write %s\n", path);
-			exit(1);
-		}
+		snprintf(name, sizeof(name), "seed-%zu", i);
+		fz_seed(out, name, s[i], n[i]);
 	}
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *base = getenv("TC_FUZZ_DIR");
 	int i;
 
 	(void)argc;
 	(void)argv;
-	tc_set_log_sink(quiet);
+	tc_set_log_sink(fz_quiet);
 	for (i = 0; i < FIDS; i++) {
 		snprintf(id_buf[i], sizeof(id_buf[i]), "k%02d", i);
 		ids[i].p = id_buf[i];
@@ -178,15 +154,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		tags[i].p = tag_buf[i];
 		tags[i].len = strlen(tag_buf[i]);
 	}
-	if (getenv("TC_FUZZ_WRITE_SEEDS")) {
-		write_seeds(getenv("TC_FUZZ_WRITE_SEEDS"));
-		exit(0);
-	}
-	snprintf(dir, sizeof(dir), "%s/file-idx.%ld", base && *base ? base : "/dev/shm", (long)getpid());
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "fuzz_file_idx: cannot make %s: %s\n", dir, strerror(errno));
-		exit(1);
-	}
+	fz_seeds(write_seeds);
+	fz_workdir(dir, sizeof(dir), "file-idx");
 	atexit(cleanup);
 	make_template();
 	return 0;
@@ -248,13 +217,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[TC_ERRBUF], path[700];
 	void *st;
 	uint32_t i;
-	int fd;
 
 	if (size < 1) {
 		return 0;
 	}
 	fl_problems = 0;
-	fl_report = fail_abort;
+	fl_report = fz_fail;
 	img = malloc(idx_len);
 	if (!img) {
 		abort();
@@ -279,13 +247,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fl_empty_dir(dir);
 	for (k = 0; k < ntlogs; k++) {
 		if (fl_write_log(dir, &tlogs[k]) != 0) {
-			fail_abort("cannot write a log");
+			fz_fail("cannot write a log");
 		}
 	}
 	snprintf(path, sizeof(path), "%s/%s.idx", dir, FL_PREFIX);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, img, idx_len) != (ssize_t)idx_len || close(fd) != 0) {
-		fail_abort("cannot write the index");
+	if (write_whole(path, img, idx_len) != 0) {
+		fz_fail("cannot write the index");
 	}
 	free(img);
 	for (i = 0; i < FIDS; i++) {
@@ -302,7 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char *v = NULL;
 		size_t len = 0;
 		tc_meta meta;
-		fl_list l = {0};
+		str_list l = {0};
 		int rc;
 
 		switch (op) {
@@ -346,7 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FB->touch(st, ids[id], arg);
 			break;
 		default:
-			FB->ids(st, (tc_ids_mode)(arg % 5), &tags[arg % FTAGS], 1, fl_list_add, &l);
+			FB->ids(st, (tc_ids_mode)(arg % 5), &tags[arg % FTAGS], 1, str_list_add, &l);
 			for (k = 0; k < l.n; k++) {
 				for (i = 0; i < FIDS; i++) {
 					if (l.len[k] == ids[i].len && memcmp(l.s[k], ids[i].p, ids[i].len) == 0) {
@@ -357,11 +324,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					fl_fail("ids() lists an id (%zu bytes) that was never saved", l.len[k]);
 				}
 			}
-			fl_list_free(&l);
-			FB->tags(st, fl_list_add, &l);
-			fl_list_free(&l);
-			FB->metadata(st, ids[id], &meta, fl_list_add, &l);
-			fl_list_free(&l);
+			str_list_free(&l);
+			FB->tags(st, str_list_add, &l);
+			str_list_free(&l);
+			FB->metadata(st, ids[id], &meta, str_list_add, &l);
+			str_list_free(&l);
 			break;
 		}
 	}

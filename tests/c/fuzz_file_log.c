@@ -29,16 +29,13 @@
  * TC_FUZZ_WRITE_SEEDS=dir: write seeds (logs the engine wrote) and exit.
  */
 #include "filelib.h"
+#define FZ_NAME "fuzz_file_log"
+#include "fuzzlib.h"
 
 #define MAXLOGS 4
 
 static char dir[512];
 static int verbose;  /* TC_FUZZ_VERBOSE=1: what each input holds */
-
-static void quiet(const char *msg)
-{
-	(void)msg;
-}
 
 static void cleanup(void)
 {
@@ -46,36 +43,7 @@ static void cleanup(void)
 	rmdir(dir);
 }
 
-static void fail_abort(const char *msg)
-{
-	fprintf(stderr, "fuzz_file_log: %s\n", msg);
-	abort();
-}
-
 /* ----------------------------------------------------------------- seeds */
-
-static unsigned char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *p;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-		if (f) {
-			fclose(f);
-		}
-		return NULL;
-	}
-	p = malloc((size_t)n + 1);
-	if (!p || fread(p, 1, (size_t)n, f) != (size_t)n) {
-		free(p);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return p;
-}
 
 /* The logs of dir (numbers 1..8), wrapped as one input. */
 static void seed_from_dir(const char *out, const char *name, unsigned char flags)
@@ -84,7 +52,6 @@ static void seed_from_dir(const char *out, const char *name, unsigned char flags
 	size_t n = 9;
 	uint32_t num, prev = 0, nlogs = 0;
 	char path[4200];
-	FILE *f;
 
 	if (!in) {
 		abort();
@@ -95,7 +62,7 @@ static void seed_from_dir(const char *out, const char *name, unsigned char flags
 		unsigned char *p;
 
 		snprintf(path, sizeof(path), "%s/%s.%08x.log", dir, FL_PREFIX, num);
-		p = read_file(path, &len);
+		p = read_whole(path, &len);
 		if (!p) {
 			continue;
 		}
@@ -113,12 +80,7 @@ static void seed_from_dir(const char *out, const char *name, unsigned char flags
 		nlogs++;
 	}
 	in[0] = (unsigned char)(flags | (nlogs ? nlogs - 1 : 0));
-	snprintf(path, sizeof(path), "%s/%s", out, name);
-	f = fopen(path, "wb");
-	if (!f || fwrite(in, 1, n, f) != n || fclose(f) != 0) {
-		fprintf(stderr, "fuzz_file_log: cannot write %s\n", path);
-		exit(1);
-	}
+	fz_seed(out, name, in, n);
 	free(in);
 }
 
@@ -302,23 +264,13 @@ static void writes(void *st, fl_model *m, const uint8_t *data, size_t size, int 
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *base = getenv("TC_FUZZ_DIR");
-
 	(void)argc;
 	(void)argv;
-	tc_set_log_sink(quiet);
+	tc_set_log_sink(fz_quiet);
 	verbose = getenv("TC_FUZZ_VERBOSE") != NULL;
-	snprintf(dir, sizeof(dir), "%s/file-log.%ld", base && *base ? base : "/dev/shm", (long)getpid());
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "fuzz_file_log: cannot make %s: %s\n", dir, strerror(errno));
-		exit(1);
-	}
+	fz_workdir(dir, sizeof(dir), "file-log");
 	atexit(cleanup);
-	if (getenv("TC_FUZZ_WRITE_SEEDS")) {
-		write_seeds(getenv("TC_FUZZ_WRITE_SEEDS"));
-		rmdir(dir);
-		exit(0);
-	}
+	fz_seeds(write_seeds);
 	return 0;
 }
 
@@ -341,7 +293,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&damage, data + 1, 8);
 	nlogs = (flags & 3) + 1;
 	fl_problems = 0;
-	fl_report = fail_abort;
+	fl_report = fz_fail;
 	memset(&m, 0, sizeof(m));
 	fl_empty_dir(dir);
 	for (i = 0; i < nlogs; i++) {
@@ -376,7 +328,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fl_header(&logs[i], base, obs, obs_inv);
 		fl_seal(&logs[i], damage, &counter);
 		if (fl_write_log(dir, &logs[i]) != 0) {
-			fail_abort("cannot write a log");
+			fz_fail("cannot write a log");
 		}
 		pos += blen;
 	}

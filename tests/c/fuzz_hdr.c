@@ -18,6 +18,8 @@
 #include "../../ext/tc_backend.h"
 #include "../../ext/tc_shm.h"
 #include "seg_hooks.h"
+#define FZ_NAME "fuzz_hdr"
+#include "fuzzlib.h"
 
 #define MAXSIZE (UINT64_C(1) << 36)
 
@@ -35,24 +37,19 @@ static void write_seeds(const char *dir)
 {
 	unsigned char buf[8 + sizeof(tc_shm_hdr)];
 	uint64_t fsize = 1 << 20;
-	char path[4096];
+	char name[16];
 	int i;
 
 	for (i = 0; i < 2; i++) {
 		tc_shm_hdr h = valid;
-		FILE *f;
 
 		if (i == 1) {
 			h.nslots = 4096;
 		}
 		memcpy(buf, &fsize, 8);
 		memcpy(buf + 8, &h, sizeof(h));
-		snprintf(path, sizeof(path), "%s/seed-%d", dir, i);
-		f = fopen(path, "wb");
-		if (!f || fwrite(buf, 1, sizeof(buf), f) != sizeof(buf) || fclose(f) != 0) {
-			fprintf(stderr, "fuzz_hdr: cannot write %s\n", path);
-			exit(1);
-		}
+		snprintf(name, sizeof(name), "seed-%d", i);
+		fz_seed(dir, name, buf, sizeof(buf));
 	}
 }
 
@@ -80,14 +77,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		uint32_t n;
 
 		if (tc_test_check_header(&valid, 1 << 20, &n) != 0 || n != 2048) {
-			fprintf(stderr, "fuzz_hdr: the reference header is refused\n");
-			abort();
+			fz_fail("the reference header is refused");
 		}
 	}
-	if (getenv("TC_FUZZ_WRITE_SEEDS")) {
-		write_seeds(getenv("TC_FUZZ_WRITE_SEEDS"));
-		exit(0);
-	}
+	fz_seeds(write_seeds);
 	return 0;
 }
 

@@ -18,12 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mc_hooks.h"
-
-static void fail(const char *what)
-{
-	fprintf(stderr, "fuzz_mc_rec: %s\n", what);
-	abort();
-}
+#define FZ_NAME "fuzz_mc_rec"
+#include "fuzzlib.h"
 
 static void read_record(char *p, size_t len)
 {
@@ -37,11 +33,11 @@ static void read_record(char *p, size_t len)
 	}
 	if (r.id < p || r.id + r.id_len > p + len || r.tags + r.tags_len > p + len
 	    || r.data + r.data_len != p + len) {
-		fail("a parsed record's parts lie outside its bytes");
+		fz_fail("a parsed record's parts lie outside its bytes");
 	}
 	if (tc_test_mc_read(&r, r.id, r.id_len > 250 ? 250 : r.id_len, &v, &vlen, &vsum) == TC_OK
 	    && vlen != r.raw_len) {
-		fail("a value of another length than the record announces");
+		fz_fail("a value of another length than the record announces");
 	}
 	free(v);
 }
@@ -58,19 +54,7 @@ static void save_round_trip(const uint8_t *d, size_t n)
 	if (n < 2) {
 		return;
 	}
-	ntags = d[1] % 5;
-	for (i = 0; i < ntags; i++) {
-		size_t l = pos < n ? d[pos] % 40 + 1 : 1;
-
-		pos++;
-		if (pos + l > n) {
-			ntags = i;
-			break;
-		}
-		tags[i].p = (const char *)d + pos;
-		tags[i].len = l;
-		pos += l;
-	}
+	ntags = fz_tags(d, n, &pos, d[1] % 5, tags);
 	/* one tag key, one version: a save reads a repeated tag's version once */
 	for (i = 0; i < ntags; i++) {
 		size_t j;
@@ -82,48 +66,32 @@ static void save_round_trip(const uint8_t *d, size_t n)
 			}
 		}
 	}
-	if (pos > n) {
-		pos = n;
-	}
 	val.p = (const char *)d + pos;
 	val.len = n - pos;
 	rec = tc_test_mc_build(d[0] & 1 ? 6 : 0, 0, id, val, tags, ntags, vers, 99, 2000000000, 1700000000,
 	                       &outlen);
 	if (!rec) {
-		fail("build_record() failed");
+		fz_fail("build_record() failed");
 	}
 	if (tc_test_mc_parse(rec, outlen, &r) != 0) {
-		fail("a record the engine built does not parse");
+		fz_fail("a record the engine built does not parse");
 	}
 	if (r.id_len != id.len || memcmp(r.id, id.p, id.len) != 0 || r.ntags != ntags || r.ns != 99
 	    || r.expire != 2000000000 || r.mtime != 1700000000 || r.raw_len != val.len) {
-		fail("a record the engine built parses to other figures");
+		fz_fail("a record the engine built parses to other figures");
 	}
 	if (tc_test_mc_read(&r, "e:some:id", 9, &v, &vlen, &vsum) != TC_OK || vlen != val.len
 	    || memcmp(v, val.p, vlen) != 0) {
-		fail("a record the engine built does not give its value back");
+		fz_fail("a record the engine built does not give its value back");
 	}
 	for (i = 0; i < ntags; i++) {
 		vsum -= vers[i];
 	}
 	if (vsum != 0) {
-		fail("a record the engine built gives other tag versions");
+		fz_fail("a record the engine built gives other tag versions");
 	}
 	free(v);
 	free(rec);
-}
-
-static void write_seed(const char *dir, const char *name, const void *p, size_t n)
-{
-	char path[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "wb");
-	if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
-		fprintf(stderr, "fuzz_mc_rec: cannot write %s\n", path);
-		exit(1);
-	}
 }
 
 static void write_seeds(const char *dir)
@@ -131,6 +99,7 @@ static void write_seeds(const char *dir)
 	static const char text[] = "a value that compresses: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	                           " bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb cccccccccccccccccccccccccccccccc";
 	tc_str tags[2] = {{"tag1", 4}, {"another tag", 11}}, val = {text, sizeof(text) - 1}, id = {"id:1", 4};
+	static const unsigned char save[] = {1, 1, 2, 3, 'a', 'b', 'c', 'd', 1, 'x', 'y'};
 	uint64_t vers[2] = {0x1234, 0xabcdef};
 	unsigned char buf[4096];
 	int level;
@@ -141,33 +110,23 @@ static void write_seeds(const char *dir)
 		char name[32];
 
 		if (!rec || outlen + 1 > sizeof(buf)) {
-			fail("cannot build a seed");
+			fz_fail("cannot build a seed");
 		}
 		buf[0] = 0;
 		memcpy(buf + 1, rec, outlen);
 		snprintf(name, sizeof(name), "record-%d", level);
-		write_seed(dir, name, buf, outlen + 1);
+		fz_seed(dir, name, buf, outlen + 1);
 		free(rec);
 	}
-	buf[0] = 1;
-	buf[1] = 1;
-	buf[2] = 2;
-	buf[3] = 3;
-	memcpy(buf + 4, "abcd", 4);
-	buf[8] = 1;
-	memcpy(buf + 9, "xy", 2);
-	memcpy(buf + 11, text, sizeof(text) - 1);
-	write_seed(dir, "save", buf, 11 + sizeof(text) - 1);
+	/* a save: compressed, tags "abcd" and "xy", then the value */
+	fz_seed2(dir, "save", save, sizeof(save), text, sizeof(text) - 1);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	if (getenv("TC_FUZZ_WRITE_SEEDS")) {
-		write_seeds(getenv("TC_FUZZ_WRITE_SEEDS"));
-		exit(0);
-	}
+	fz_seeds(write_seeds);
 	return 0;
 }
 
@@ -177,13 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (data[0] % 2 == 0) {
-		/* a copy of exactly the record's bytes, so ASan sees any read past them */
-		char *p = malloc(size - 1 ? size - 1 : 1);
+		char *p = fz_copy(data + 1, size - 1);
 
-		if (!p) {
-			abort();
-		}
-		memcpy(p, data + 1, size - 1);
 		read_record(p, size - 1);
 		free(p);
 	} else {

@@ -22,16 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../../ext/tc_redis.h"
+#define FZ_NAME "fuzz_redis_rec"
+#include "fuzzlib.h"
 
 #define MAX_VALUE (1 << 20)
 
 static tcr_state *st;
-
-static void fail(const char *what)
-{
-	fprintf(stderr, "fuzz_redis_rec: %s\n", what);
-	abort();
-}
 
 /* load(): the value as the caller gets it; -1 for a miss. */
 static int read_value(const char *p, size_t len)
@@ -44,10 +40,10 @@ static int read_value(const char *p, size_t len)
 		return -1;
 	}
 	if (r.tags < p || r.tags + r.tags_len > p + len || r.data < p || r.data + r.data_len != p + len) {
-		fail("a parsed record's parts lie outside its bytes");
+		fz_fail("a parsed record's parts lie outside its bytes");
 	}
 	if (r.codec == TCR_CODEC_NONE && r.data_len != r.raw_len) {
-		fail("a plain record whose value length is not the announced one");
+		fz_fail("a plain record whose value length is not the announced one");
 	}
 	if (r.raw_len > MAX_VALUE) {
 		return -1;
@@ -76,7 +72,7 @@ static void read_tags(const char *p, size_t len)
 		return;
 	}
 	if (r.tags + r.tags_len > p + len) {
-		fail("a header-only parse gives a tag list past the record");
+		fz_fail("a header-only parse gives a tag list past the record");
 	}
 	for (off = 0; off + 2 <= r.tags_len;) {
 		size_t l = (unsigned char)r.tags[off] | (size_t)(unsigned char)r.tags[off + 1] << 8;
@@ -88,7 +84,7 @@ static void read_tags(const char *p, size_t len)
 		off += 2 + l;
 	}
 	if (n > len) {
-		fail("tag names longer than the record");
+		fz_fail("tag names longer than the record");
 	}
 }
 
@@ -106,44 +102,29 @@ static void save_round_trip(const uint8_t *d, size_t n)
 	st->codec = d[0] % 4;
 	st->level = d[1] % 13;
 	st->cfg.compress_threshold = 0;
-	ntags = d[2] % 5;
-	for (i = 0; i < ntags; i++) {
-		size_t l = pos < n ? d[pos] % 40 + 1 : 1;
-
-		pos++;
-		if (pos + l > n) {
-			ntags = i;
-			break;
-		}
-		tags[i].p = (const char *)d + pos;
-		tags[i].len = l;
-		pos += l;
-	}
-	if (pos > n) {
-		pos = n;
-	}
+	ntags = fz_tags(d, n, &pos, d[2] % 5, tags);
 	val.p = (const char *)d + pos;
 	val.len = n - pos;
 	rec = tcr_record_build(st, val, tags, ntags, 123.0, 2000000000, 1700000000, &outlen);
 	if (!rec) {
-		fail("tcr_record_build() failed");
+		fz_fail("tcr_record_build() failed");
 	}
 	if (tcr_record_parse(rec, outlen, &r, 0) != 0) {
-		fail("a record the engine built does not parse");
+		fz_fail("a record the engine built does not parse");
 	}
 	if (r.expire != 2000000000 || r.mtime != 1700000000 || r.raw_len != val.len) {
-		fail("a record the engine built parses to other figures");
+		fz_fail("a record the engine built parses to other figures");
 	}
 	for (i = 0, off = 0; i < ntags; i++) {
 		size_t l = (unsigned char)r.tags[off] | (size_t)(unsigned char)r.tags[off + 1] << 8;
 
 		if (l != tags[i].len || memcmp(r.tags + off + 2, tags[i].p, l) != 0) {
-			fail("a record the engine built gives other tags");
+			fz_fail("a record the engine built gives other tags");
 		}
 		off += 2 + l;
 	}
 	if (off != r.tags_len) {
-		fail("a record's tag list has bytes after its tags");
+		fz_fail("a record's tag list has bytes after its tags");
 	}
 	buf = malloc(val.len ? val.len : 1);
 	if (!buf) {
@@ -151,27 +132,14 @@ static void save_round_trip(const uint8_t *d, size_t n)
 	}
 	if (r.codec == TCR_CODEC_NONE) {
 		if (r.data_len != val.len || memcmp(r.data, val.p, val.len) != 0) {
-			fail("a plain record gives another value");
+			fz_fail("a plain record gives another value");
 		}
 	} else if (tcr_decompress(r.codec, r.data, r.data_len, buf, r.raw_len) != 0
 	           || memcmp(buf, val.p, val.len) != 0) {
-		fail("a compressed record does not decompress to its value");
+		fz_fail("a compressed record does not decompress to its value");
 	}
 	free(buf);
 	free(rec);
-}
-
-static void write_seed(const char *dir, const char *name, const void *p, size_t n)
-{
-	char path[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "wb");
-	if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
-		fprintf(stderr, "fuzz_redis_rec: cannot write %s\n", path);
-		exit(1);
-	}
 }
 
 /* Records of each codec (built by the engine) as mode-0 inputs, their
@@ -181,6 +149,7 @@ static void write_seeds(const char *dir)
 	static const char text[] = "a value that compresses: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	                           " bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb cccccccccccccccccccccccccccccccc";
 	tc_str tags[2] = {{"tag1", 4}, {"another_tag", 11}}, val = {text, sizeof(text) - 1};
+	static const unsigned char save[] = {1, 3, 5, 2, 3, 'a', 'b', 'c', 'd', 1, 'x', 'y'};
 	unsigned char buf[4096];
 	int codec;
 
@@ -193,7 +162,7 @@ static void write_seeds(const char *dir)
 		st->level = codec ? 3 : 0;
 		rec = tcr_record_build(st, val, tags, 2, 5.0, 2000000000, 1700000000, &outlen);
 		if (!rec || outlen + 4 > sizeof(buf) || tcr_record_parse(rec, outlen, &r, 0) != 0) {
-			fail("cannot build a seed");
+			fz_fail("cannot build a seed");
 		}
 		if (codec && r.codec != codec) {
 			free(rec);
@@ -202,7 +171,7 @@ static void write_seeds(const char *dir)
 		buf[0] = 0;
 		memcpy(buf + 1, rec, outlen);
 		snprintf(name, sizeof(name), "record-%d", codec);
-		write_seed(dir, name, buf, outlen + 1);
+		fz_seed(dir, name, buf, outlen + 1);
 		if (codec) {
 			buf[0] = 2;
 			buf[1] = (unsigned char)codec;
@@ -210,20 +179,12 @@ static void write_seeds(const char *dir)
 			buf[3] = (unsigned char)(r.raw_len >> 8);
 			memcpy(buf + 4, r.data, r.data_len);
 			snprintf(name, sizeof(name), "stream-%d", codec);
-			write_seed(dir, name, buf, 4 + r.data_len);
+			fz_seed(dir, name, buf, 4 + r.data_len);
 		}
 		free(rec);
 	}
-	buf[0] = 1;
-	buf[1] = 3;
-	buf[2] = 5;
-	buf[3] = 2;
-	buf[4] = 3;
-	memcpy(buf + 5, "abcd", 4);
-	buf[9] = 1;
-	memcpy(buf + 10, "xy", 2);
-	memcpy(buf + 12, text, sizeof(text) - 1);
-	write_seed(dir, "save", buf, 12 + sizeof(text) - 1);
+	/* a save: codec 3, level 5, tags "abcd" and "xy", then the value */
+	fz_seed2(dir, "save", save, sizeof(save), text, sizeof(text) - 1);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -234,10 +195,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!st) {
 		abort();
 	}
-	if (getenv("TC_FUZZ_WRITE_SEEDS")) {
-		write_seeds(getenv("TC_FUZZ_WRITE_SEEDS"));
-		exit(0);
-	}
+	fz_seeds(write_seeds);
 	return 0;
 }
 
@@ -248,13 +206,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	switch (data[0] % 3) {
 	case 0: {
-		/* a copy of exactly the record's bytes, so ASan sees any read past them */
-		char *p = malloc(size - 1 ? size - 1 : 1);
+		char *p = fz_copy(data + 1, size - 1);
 
-		if (!p) {
-			abort();
-		}
-		memcpy(p, data + 1, size - 1);
 		read_value(p, size - 1);
 		read_tags(p, size - 1);
 		free(p);
@@ -266,12 +219,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default:
 		if (size >= 4) {
 			size_t outlen = (size_t)data[2] | (size_t)data[3] << 8, n = size - 4;
-			char *in = malloc(n ? n : 1), *out = malloc(outlen ? outlen : 1);
+			char *in = fz_copy(data + 4, n), *out = malloc(outlen ? outlen : 1);
 
-			if (!in || !out) {
+			if (!out) {
 				abort();
 			}
-			memcpy(in, data + 4, n);
 			tcr_decompress(data[1] % 4, in, n, out, outlen);
 			free(in);
 			free(out);

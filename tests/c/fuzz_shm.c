@@ -32,7 +32,7 @@
  * opaque state, and a lock word naming a live-looking owner can only end
  * in a lock timeout, which is not what this harness looks for.
  *
- * TC_FUZZ_DIR: where segment files go (default: a fresh /dev/shm/tc-fuzz.*)
+ * TC_FUZZ_DIR: where segment files go (default: /dev/shm), in fuzz-shm.<pid>
  * TC_FUZZ_WRITE_SEEDS=dir: write a seed corpus there and exit.
  */
 #include <errno.h>
@@ -48,6 +48,8 @@
 #include "../../ext/tc_util.h"
 #include "seg_hooks.h"
 #include "testlib.h"
+#define FZ_NAME "fuzz_shm"
+#include "fuzzlib.h"
 
 #define SEG_SIZE (64 * 1024)
 #define NVAR 3
@@ -72,17 +74,6 @@ static tc_str ids[FIDS], tags[FTAGS];
 static int made_dir;
 static int live_writes;  /* TC_FUZZ_LIVE_WRITES=1: see the top of the file */
 static int live_damage;  /* this input damages the segment while mapped */
-
-static void quiet(const char *msg)
-{
-	(void)msg;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "fuzz_shm: %s\n", what);
-	abort();
-}
 
 /* 1 when the file at path starts with the segment magic: a file that
  * does not is not ours, and its open must be refused (never formatted
@@ -121,15 +112,7 @@ static void *open_path(const char *path)
 
 static size_t tag_array(uint32_t mask, tc_str *out)
 {
-	size_t n = 0;
-	int i;
-
-	for (i = 0; i < FTAGS; i++) {
-		if (mask & (1u << i)) {
-			out[n++] = tags[i];
-		}
-	}
-	return n;
+	return tags_in_mask(mask, tags, FTAGS, out);
 }
 
 static int save(void *st, uint32_t idx, uint32_t len, uint32_t gen, uint32_t mask, int64_t expire)
@@ -140,7 +123,7 @@ static int save(void *st, uint32_t idx, uint32_t len, uint32_t gen, uint32_t mas
 	int rc;
 
 	if (!v) {
-		die("out of memory");
+		fz_fail("out of memory");
 	}
 	fill_value(v, len, idx, gen);
 	d.p = (const char *)v;
@@ -226,29 +209,6 @@ static char *alloc_cb(void *ctx, size_t len)
 
 /* ----------------------------------------------------------- templates */
 
-static int read_all(const char *path, image *I)
-{
-	struct stat sb;
-	int fd = open(path, O_RDONLY);
-	size_t got = 0;
-
-	if (fd < 0 || fstat(fd, &sb) != 0) {
-		return -1;
-	}
-	I->size = (size_t)sb.st_size;
-	I->img = malloc(I->size);
-	while (I->img && got < I->size) {
-		ssize_t r = read(fd, I->img + got, I->size - got);
-
-		if (r <= 0) {
-			break;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	return got == I->size ? 0 : -1;
-}
-
 static void index_blocks(image *I)
 {
 	const unsigned char *heap;
@@ -263,7 +223,7 @@ static void index_blocks(image *I)
 
 		memcpy(&b, heap + (size_t)r * TC_UNIT, sizeof(b));
 		if (b.size < 2) {
-			die("template heap walk");
+			fz_fail("template heap walk");
 		}
 		I->blocks[I->nblocks++] = r;
 		if (b.type == TC_B_ENTRY) {
@@ -286,7 +246,7 @@ static void make_template(int v)
 	unlink(path);
 	st = open_path(path);
 	if (!st) {
-		die("cannot create a template");
+		fz_fail("cannot create a template");
 	}
 	if (v == 0) {
 		for (i = 0; i < FIDS; i++) {
@@ -311,14 +271,14 @@ static void make_template(int v)
 			memcpy(v8, &i, 4);
 			memset(v8 + 4, 0x5a, 4);
 			if (B->save(st, k, d, &t, 1, TC_EXPIRE_NEVER, err) != TC_OK) {
-				die(err);
+				fz_fail(err);
 			}
 		}
 	}
 	must_verify(st, "on a template");
 	B->close(st);
-	if (read_all(path, &imgs[v]) != 0) {
-		die("cannot read a template");
+	if ((imgs[v].img = read_whole(path, &imgs[v].size)) == NULL) {
+		fz_fail("cannot read a template");
 	}
 	index_blocks(&imgs[v]);
 	tc_test_forget_maps();
@@ -337,12 +297,11 @@ static void write_seeds(const char *out);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *d = getenv("TC_FUZZ_DIR"), *seeds = getenv("TC_FUZZ_WRITE_SEEDS");
 	int i;
 
 	(void)argc;
 	(void)argv;
-	tc_set_log_sink(quiet);
+	tc_set_log_sink(fz_quiet);
 	live_writes = getenv("TC_FUZZ_LIVE_WRITES") && atoi(getenv("TC_FUZZ_LIVE_WRITES")) > 0;
 	for (i = 0; i < FIDS; i++) {
 		ids[i].p = id_buf[i];
@@ -352,27 +311,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		tags[i].p = tag_buf[i];
 		tags[i].len = (size_t)snprintf(tag_buf[i], sizeof(tag_buf[i]), "g%d", i);
 	}
-	if (d && *d) {
-		snprintf(dir, sizeof(dir), "%s/%d", d, (int)getpid());
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-			die("cannot make TC_FUZZ_DIR/<pid>");
-		}
-	} else {
-		snprintf(dir, sizeof(dir), "/dev/shm/tc-fuzz.XXXXXX");
-		if (!mkdtemp(dir)) {
-			die("mkdtemp");
-		}
-	}
+	fz_workdir(dir, sizeof(dir), "fuzz-shm");
 	made_dir = 1;
 	atexit(rm_dir);
 	snprintf(seg, sizeof(seg), "%s/seg", dir);
 	for (i = 0; i < NVAR; i++) {
 		make_template(i);
 	}
-	if (seeds && *seeds) {
-		write_seeds(seeds);
-		exit(0);
-	}
+	fz_seeds(write_seeds);
 	return 0;
 }
 
@@ -427,26 +373,6 @@ static size_t patch_offset(const image *I, unsigned region, unsigned off, size_t
 		return offsetof(tc_shm_hdr, version)
 		       + off % (offsetof(tc_shm_hdr, stripes) - offsetof(tc_shm_hdr, version));
 	}
-}
-
-static int write_file(const char *path, const unsigned char *p, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
-	size_t done = 0;
-
-	if (fd < 0) {
-		return -1;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
-
-		if (w <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)w;
-	}
-	return close(fd);
 }
 
 /* ------------------------------------------------------------ operations */
@@ -542,7 +468,7 @@ static void run_op(void *st, const uint8_t *o, uint32_t *gen)
 		B->stats(st, stat_cb, &n);
 		rc = B->fill(st);
 		if (rc < 0 || rc > 100) {
-			die("fill() out of range");
+			fz_fail("fill() out of range");
 		}
 		break;
 	default:
@@ -554,6 +480,28 @@ static void run_op(void *st, const uint8_t *o, uint32_t *gen)
 		}
 		break;
 	}
+}
+
+/* The segment file opened as a new process opens it. NULL when the file
+ * has no segment magic: then the open must have been refused, and the file
+ * is removed. A file with the magic must open, however damaged (else
+ * what). */
+static void *attach(const char *what)
+{
+	void *st = open_path(seg);
+
+	if (!has_magic(seg)) {
+		if (st) {
+			fz_fail("a file without the segment magic was used");
+		}
+		tc_test_forget_maps();
+		unlink(seg);
+		return NULL;
+	}
+	if (!st) {
+		fz_fail(what);
+	}
+	return st;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -590,27 +538,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	np = k;
 	img = malloc(I->size);
 	if (!img) {
-		die("out of memory");
+		fz_fail("out of memory");
 	}
 	memcpy(img, I->img, I->size);
 	for (k = 0; k < np && !live; k++) {
 		memcpy(img + patch[k].off, patch[k].bytes, patch[k].len);
 	}
-	if (write_file(seg, img, I->size) != 0) {
-		die("cannot write the segment file");
+	if (write_whole(seg, img, I->size) != 0) {
+		fz_fail("cannot write the segment file");
 	}
 	free(img);
-	st = open_path(seg);
-	if (!has_magic(seg)) {
-		if (st) {
-			die("a file without the segment magic was used");
-		}
-		tc_test_forget_maps();
-		unlink(seg);
-		return 0;
-	}
+	st = attach("a damaged segment could not be opened");
 	if (!st) {
-		die("a damaged segment could not be opened");
+		return 0;
 	}
 	must_verify(st, "after the first attach");
 	memset(last_gen, 0, sizeof(last_gen));
@@ -631,17 +571,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * it: then it must be whole. */
 		B->close(st);
 		tc_test_forget_maps();
-		st = open_path(seg);
-		if (!has_magic(seg)) {
-			if (st) {
-				die("a file without the segment magic was used");
-			}
-			tc_test_forget_maps();
-			unlink(seg);
-			return 0;
-		}
+		st = attach("a damaged segment could not be opened again");
 		if (!st) {
-			die("a damaged segment could not be opened again");
+			return 0;
 		}
 		must_verify(st, "after a new attach");
 	} else {
@@ -666,14 +598,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 static void seed_file(const char *out, int n, const uint8_t *p, size_t len)
 {
-	char path[4096];
-	FILE *f;
+	char name[16];
 
-	snprintf(path, sizeof(path), "%s/seed-%02d", out, n);
-	f = fopen(path, "wb");
-	if (!f || fwrite(p, 1, len, f) != len || fclose(f) != 0) {
-		die("cannot write a seed");
-	}
+	snprintf(name, sizeof(name), "seed-%02d", n);
+	fz_seed(out, name, p, len);
 }
 
 /* A few inputs that reach each region and every operation. */

@@ -35,6 +35,7 @@
 #include "../../ext/tc_shm.h"
 #include "../../ext/tc_util.h"
 #include "testlib.h"
+#include "unitlib.h"
 
 #define VERIFY_EVERY 50
 #define NTAGS 12
@@ -42,64 +43,18 @@
 
 static const tc_backend *B = &tc_backend_shm;
 static char tmpdir[64];
-static int verbose;
 static uint64_t base_seed = 20240601;
 static int model_ops = 5000;
 static int corrupt_trials = 160;
 
-/* ------------------------------------------------------------ reporting */
-
-static int npassed, nfailed, case_fails;
-static const char *case_name;
-
-static void begin(const char *name)
-{
-	case_name = name;
-	case_fails = 0;
-	if (verbose) {
-		fprintf(stderr, "-- %s\n", name);
-	}
-}
-
-static void end(void)
-{
-	if (case_fails) {
-		nfailed++;
-		printf("FAIL %s (%d problems)\n", case_name, case_fails);
-	} else {
-		npassed++;
-		printf("ok   %s\n", case_name);
-	}
-	fflush(stdout);
-}
-
-static int expect_(int ok, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int expect_(int ok, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		return 1;
-	}
-	if (++case_fails <= 12) {
-		fprintf(stderr, "  %s: line %d: ", case_name, line);
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fputc('\n', stderr);
-	}
-	return 0;
-}
-
-#define EXPECT(c, ...) expect_(!!(c), __LINE__, __VA_ARGS__)
+/* reporting: unitlib.h (u_verbose: -v) */
 
 static int nlogs;
 
 static void log_sink(const char *msg)
 {
 	nlogs++;
-	if (verbose) {
+	if (u_verbose) {
 		fprintf(stderr, "  log: %s\n", msg);
 	}
 }
@@ -131,42 +86,6 @@ static void *xmalloc(size_t n)
 		exit(2);
 	}
 	return p;
-}
-
-typedef struct {
-	size_t n, cap;
-	char **s;
-	size_t *len;
-} strlist;
-
-static void sl_add(void *ctx, const char *p, size_t len)
-{
-	strlist *l = ctx;
-
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 16;
-		l->s = realloc(l->s, l->cap * sizeof(char *));
-		l->len = realloc(l->len, l->cap * sizeof(size_t));
-		if (!l->s || !l->len) {
-			exit(2);
-		}
-	}
-	l->s[l->n] = xmalloc(len);
-	memcpy(l->s[l->n], p, len);
-	l->len[l->n] = len;
-	l->n++;
-}
-
-static void sl_free(strlist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++) {
-		free(l->s[i]);
-	}
-	free(l->s);
-	free(l->len);
-	memset(l, 0, sizeof(*l));
 }
 
 /* The engine hands values out through an allocator it may call twice (a
@@ -249,15 +168,15 @@ static void seg_path(char *out, size_t n, const char *name)
 /* verify(): TC_OK and not one message. */
 static int verify_clean(void *st, const char *when)
 {
-	strlist l = {0};
-	int rc = B->verify(st, sl_add, &l), ok;
+	str_list l = {0};
+	int rc = B->verify(st, str_list_add, &l), ok;
 	size_t i;
 
 	ok = EXPECT(rc == TC_OK && l.n == 0, "verify() %s: rc %d, %zu problems", when, rc, l.n);
 	for (i = 0; i < l.n && i < 8; i++) {
 		fprintf(stderr, "    %.*s\n", (int)l.len[i], l.s[i]);
 	}
-	sl_free(&l);
+	str_list_free(&l);
 	return ok;
 }
 
@@ -321,15 +240,7 @@ static int tag_index(const char *p, size_t len)
 
 static size_t tag_array(uint32_t mask, tc_str *out)
 {
-	size_t n = 0;
-	int i;
-
-	for (i = 0; i < NTAGS; i++) {
-		if (mask & (1u << i)) {
-			out[n++] = tagn[i];
-		}
-	}
-	return n;
+	return tags_in_mask(mask, tagn, NTAGS, out);
 }
 
 static uint32_t random_tags(int max)
@@ -399,7 +310,7 @@ static int load_str(void *st, const char *id, int allow_expired, char **out, siz
 	return rc;
 }
 
-static int list_has(const strlist *l, const char *p, size_t len)
+static int list_has(const str_list *l, const char *p, size_t len)
 {
 	size_t i;
 
@@ -412,7 +323,7 @@ static int list_has(const strlist *l, const char *p, size_t len)
 }
 
 /* The listing is exactly these names (NULL-terminated), in any order. */
-static int list_is(const strlist *l, const char **names)
+static int list_is(const str_list *l, const char **names)
 {
 	size_t n = 0;
 
@@ -428,15 +339,15 @@ static int ids_are(void *st, tc_ids_mode mode, const char **tags, const char **w
 {
 	tc_str t[8];
 	size_t nt = 0;
-	strlist l = {0};
+	str_list l = {0};
 	int ok;
 
 	while (tags && tags[nt]) {
 		t[nt] = S(tags[nt]);
 		nt++;
 	}
-	ok = B->ids(st, mode, t, nt, sl_add, &l) == TC_OK && list_is(&l, want);
-	sl_free(&l);
+	ok = B->ids(st, mode, t, nt, str_list_add, &l) == TC_OK && list_is(&l, want);
+	str_list_free(&l);
 	return ok;
 }
 
@@ -461,14 +372,14 @@ static void test_basic(void)
 	size_t len;
 	tc_meta meta;
 	stats_t s0, s1;
-	strlist l = {0};
+	str_list l = {0};
 	int rc;
 
-	begin("basic: open a new segment, verify, stats");
+	u_begin("basic: open a new segment, verify, stats");
 	st = open_seg("basic", 1 << 20, 0);
 	EXPECT(st != NULL, "open failed");
 	if (!st) {
-		end();
+		u_end();
 		return;
 	}
 	verify_clean(st, "on a new segment");
@@ -479,9 +390,9 @@ static void test_basic(void)
 	EXPECT(s0.bytes_used == 0 && s0.bytes_free > 900 * 1024, "bytes used %lld free %lld",
 	       (long long)s0.bytes_used, (long long)s0.bytes_free);
 	EXPECT(B->fill(st) == 0, "fill %d on an empty segment", B->fill(st));
-	end();
+	u_end();
 
-	begin("basic: binary-safe save/load/test/remove");
+	u_begin("basic: binary-safe save/load/test/remove");
 	{
 		static const char bin_id[] = "bin\0id\xff";
 		static const char bin_v[] = "\0\x01\x02zz\0\xff";
@@ -511,9 +422,9 @@ static void test_basic(void)
 		free(v);
 	}
 	verify_clean(st, "after binary saves");
-	end();
+	u_end();
 
-	begin("basic: a save replaces value and tags");
+	u_begin("basic: a save replaces value and tags");
 	{
 		tc_str t12[] = {S("t1"), S("t2")}, t23[] = {S("t2"), S("t3")};
 		const char *want_t[] = {"t2", "t3", NULL}, *none[] = {NULL}, *x[] = {"x", NULL};
@@ -527,18 +438,18 @@ static void test_basic(void)
 		free(v);
 		EXPECT(ids_are(st, TC_CLEAN_MATCHING, q1, none), "x still listed under its old tag");
 		EXPECT(ids_are(st, TC_CLEAN_MATCHING, q3, x), "x not listed under its new tag");
-		B->tags(st, sl_add, &l);
+		B->tags(st, str_list_add, &l);
 		EXPECT(list_is(&l, want_t), "tags() lists %zu tags, want t2 t3", l.n);
-		sl_free(&l);
-		B->metadata(st, S("x"), &meta, sl_add, &l);
+		str_list_free(&l);
+		B->metadata(st, S("x"), &meta, str_list_add, &l);
 		EXPECT(list_is(&l, want_t), "metadata lists %zu tags, want t2 t3", l.n);
-		sl_free(&l);
+		str_list_free(&l);
 		EXPECT(get_stats(st).tags == 2, "stats: %lld tags", (long long)get_stats(st).tags);
 	}
 	verify_clean(st, "after replacing saves");
-	end();
+	u_end();
 
-	begin("basic: expiry, touch, expire_now, metadata");
+	u_begin("basic: expiry, touch, expire_now, metadata");
 	{
 		int64_t now = now_s();
 
@@ -549,13 +460,13 @@ static void test_basic(void)
 		rc = load_str(st, "past", 1, &v, &len, &meta);
 		EXPECT(rc == TC_OK && len == 1 && meta.expire == now - 10, "expired read rc %d", rc);
 		free(v);
-		EXPECT(B->metadata(st, S("past"), &meta, sl_add, &l) == TC_MISS, "metadata of expired");
-		sl_free(&l);
+		EXPECT(B->metadata(st, S("past"), &meta, str_list_add, &l) == TC_MISS, "metadata of expired");
+		str_list_free(&l);
 		EXPECT(B->touch(st, S("past"), 1000) == TC_MISS, "touch revived an expired entry");
 		EXPECT(B->touch(st, S("soon"), 50) == TC_OK, "touch failed");
-		EXPECT(B->metadata(st, S("soon"), &meta, sl_add, &l) == TC_OK && meta.expire == now + 150,
+		EXPECT(B->metadata(st, S("soon"), &meta, str_list_add, &l) == TC_OK && meta.expire == now + 150,
 		       "touch: expire %lld, want %lld", (long long)meta.expire, (long long)(now + 150));
-		sl_free(&l);
+		str_list_free(&l);
 		EXPECT(B->expire_now(st, S("soon")) == TC_OK, "expire_now failed");
 		EXPECT(B->load(st, S("soon"), 0, NULL, NULL, NULL, NULL, &meta) == TC_MISS, "expire_now: still live");
 		EXPECT(B->load(st, S("soon"), 1, NULL, NULL, NULL, NULL, &meta) == TC_OK && meta.expire < now_s(),
@@ -570,9 +481,9 @@ static void test_basic(void)
 		       (long long)s1.entries, (long long)(s1.expirations - s0.expirations));
 	}
 	verify_clean(st, "after expiry");
-	end();
+	u_end();
 
-	begin("basic: the five clean modes and the listings");
+	u_begin("basic: the five clean modes and the listings");
 	{
 		const char *t1[] = {"t1", NULL}, *t2[] = {"t2", NULL}, *t12[] = {"t1", "t2", NULL};
 		const char *t23[] = {"t2", "t3", NULL}, *tn[] = {"nope", NULL}, *none[] = {NULL};
@@ -619,9 +530,9 @@ static void test_basic(void)
 		basic_dataset(st);
 		EXPECT(B->clean(st, TC_CLEAN_ALL, NULL, 0, err) == TC_OK, "clean all");
 		EXPECT(ids_are(st, TC_CLEAN_ALL, NULL, none), "after clean all");
-		B->tags(st, sl_add, &l);
+		B->tags(st, str_list_add, &l);
 		EXPECT(l.n == 0, "tags after clean all: %zu", l.n);
-		sl_free(&l);
+		str_list_free(&l);
 		EXPECT(get_stats(st).bytes_used == 0, "bytes used after clean all");
 
 		/* listings skip expired entries */
@@ -629,9 +540,9 @@ static void test_basic(void)
 		EXPECT(ids_are(st, TC_CLEAN_MATCHING, t2, ab), "expired entry listed");
 	}
 	verify_clean(st, "after the clean modes");
-	end();
+	u_end();
 
-	begin("basic: limits (longest id and tag, too big an entry, many tags)");
+	u_begin("basic: limits (longest id and tag, too big an entry, many tags)");
 	{
 		char *longid = xmalloc(TC_ID_MAX), *longtag = xmalloc(TC_TAG_MAX);
 		tc_str id = {longid, TC_ID_MAX}, tg = {longtag, TC_TAG_MAX}, big;
@@ -643,17 +554,17 @@ static void test_basic(void)
 		memset(longtag, 'g', TC_TAG_MAX);
 		EXPECT(B->save(st, id, S("v"), &tg, 1, TC_EXPIRE_NEVER, err) == TC_OK, "long id/tag: %s", err);
 		EXPECT(B->load(st, id, 0, NULL, NULL, NULL, NULL, &meta) == TC_OK, "long id not found");
-		B->metadata(st, id, &meta, sl_add, &l);
+		B->metadata(st, id, &meta, str_list_add, &l);
 		EXPECT(l.n == 1 && l.len[0] == TC_TAG_MAX, "long tag not listed back");
-		sl_free(&l);
+		str_list_free(&l);
 		for (i = 0; i < 200; i++) {
 			snprintf(names[i], sizeof(names[i]), "m%d", i);
 			many[i] = S(names[i]);
 		}
 		EXPECT(B->save(st, S("many"), S("v"), many, 200, TC_EXPIRE_NEVER, err) == TC_OK, "200 tags: %s", err);
-		B->metadata(st, S("many"), &meta, sl_add, &l);
+		B->metadata(st, S("many"), &meta, str_list_add, &l);
 		EXPECT(l.n == 200, "200 tags: %zu listed", l.n);
-		sl_free(&l);
+		str_list_free(&l);
 		s0 = get_stats(st);
 		big.len = 600 * 1024;
 		big.p = xmalloc(big.len);
@@ -669,9 +580,9 @@ static void test_basic(void)
 		free(longtag);
 	}
 	verify_clean(st, "after the limits");
-	end();
+	u_end();
 
-	begin("basic: a full segment drops expired entries first, then the least recently used");
+	u_begin("basic: a full segment drops expired entries first, then the least recently used");
 	{
 		uint32_t i, live_left = 0, read_left = 0;
 		int64_t now = now_s();
@@ -690,13 +601,13 @@ static void test_basic(void)
 		       "%lld expired entries dropped, %lld live ones evicted: want 40 and 0",
 		       (long long)(s1.expirations - s0.expirations), (long long)(s1.evictions - s0.evictions));
 		/* counted by a listing: a read would refresh their recency */
-		B->ids(st, TC_CLEAN_ALL, NULL, 0, sl_add, &l);
+		B->ids(st, TC_CLEAN_ALL, NULL, 0, str_list_add, &l);
 		for (i = 0; i < (uint32_t)l.n; i++) {
 			int k = id_index(l.s[i], l.len[i]);
 
 			live_left += k >= 0 && k < 40;
 		}
-		sl_free(&l);
+		str_list_free(&l);
 		EXPECT(live_left == 40, "%u of 40 live entries left", live_left);
 		/* read every other one again, then push: each sample of the
 		 * eviction clock holds read and unread entries, the unread go */
@@ -711,7 +622,7 @@ static void test_basic(void)
 		for (i = 0; i < 40; i += 2) {
 			read_left += B->load(st, ids[i], 0, NULL, NULL, NULL, NULL, &meta) == TC_OK;
 		}
-		if (verbose) {
+		if (u_verbose) {
 			fprintf(stderr, "  gone after the push:");
 			for (i = 0; i < 40; i++) {
 				if (B->load(st, ids[i], 1, NULL, NULL, NULL, NULL, &meta) != TC_OK) {
@@ -726,7 +637,7 @@ static void test_basic(void)
 		EXPECT(s1.entries >= 30, "%lld entries left: a wipe?", (long long)s1.entries);
 	}
 	verify_clean(st, "after the evictions");
-	end();
+	u_end();
 	B->close(st);
 }
 
@@ -868,8 +779,8 @@ static void m_metadata(void *st, int i)
 {
 	ment *m = &model[i];
 	tc_meta meta;
-	strlist l = {0};
-	int rc = B->metadata(st, ids[i], &meta, sl_add, &l), would = m->present && live(m);
+	str_list l = {0};
+	int rc = B->metadata(st, ids[i], &meta, str_list_add, &l), would = m->present && live(m);
 	size_t k;
 
 	if (rc == TC_OK) {
@@ -896,7 +807,7 @@ static void m_metadata(void *st, int i)
 			m->present = 0;
 		}
 	}
-	sl_free(&l);
+	str_list_free(&l);
 }
 
 static void m_touch(void *st, int i)
@@ -985,9 +896,9 @@ static void m_ids(void *st, tc_ids_mode mode)
 	uint32_t q = mode == TC_CLEAN_ALL ? 0 : query_tags(mode != TC_CLEAN_NOT_MATCHING);
 	tc_str t[NTAGS];
 	size_t nt = tag_array(q, t), k;
-	strlist l = {0};
+	str_list l = {0};
 	unsigned char got[NIDS] = {0};
-	int rc = B->ids(st, mode, t, nt, sl_add, &l), i;
+	int rc = B->ids(st, mode, t, nt, str_list_add, &l), i;
 
 	EXPECT(rc == TC_OK, "ids(%d) rc %d", mode, rc);
 	for (k = 0; k < l.n; k++) {
@@ -1014,17 +925,17 @@ static void m_ids(void *st, tc_ids_mode mode)
 			m->present = 0;
 		}
 	}
-	sl_free(&l);
+	str_list_free(&l);
 }
 
 static void m_tags(void *st)
 {
-	strlist l = {0};
+	str_list l = {0};
 	uint32_t got = 0, must = 0, may = 0;
 	size_t k;
 	int i;
 
-	EXPECT(B->tags(st, sl_add, &l) == TC_OK, "tags() failed");
+	EXPECT(B->tags(st, str_list_add, &l) == TC_OK, "tags() failed");
 	for (k = 0; k < l.n; k++) {
 		int t = tag_index(l.s[k], l.len[k]);
 
@@ -1042,7 +953,7 @@ static void m_tags(void *st)
 		}
 	}
 	EXPECT((got & must) == must && (got & ~may) == 0, "tags() %#x, must %#x, may %#x", got, must, may);
-	sl_free(&l);
+	str_list_free(&l);
 }
 
 static void m_stats(void *st, const stats_t *prev)
@@ -1071,17 +982,17 @@ static void model_run(const char *label, const char *seg, int64_t size, int64_t 
 	stats_t first, last;
 	int op, i;
 
-	begin(label);
+	u_begin(label);
 	memset(model, 0, sizeof(model));
 	mvalues = 0;
 	rs = seed;
 	st = open_seg(seg, size, max_entries);
 	if (!EXPECT(st != NULL, "open failed")) {
-		end();
+		u_end();
 		return;
 	}
 	first = get_stats(st);
-	for (op = 0; op < nops && case_fails < 12; op++) {
+	for (op = 0; op < nops && u_case_fails < 12; op++) {
 		uint32_t r = below(1000);
 		int i = (int)below(NIDS), k;
 
@@ -1145,7 +1056,7 @@ static void model_run(const char *label, const char *seg, int64_t size, int64_t 
 	last = get_stats(st);
 	EXPECT(last.evictions > first.evictions, "no eviction happened: the run proves less than it should");
 	EXPECT(mvalues > op / 20, "only %d values were checked", mvalues);
-	if (verbose) {
+	if (u_verbose) {
 		fprintf(stderr, "  %d ops: %d values checked, %lld evictions, %lld expirations, %lld entries\n",
 		        op, mvalues, (long long)last.evictions, (long long)last.expirations,
 		        (long long)last.entries);
@@ -1155,7 +1066,7 @@ static void model_run(const char *label, const char *seg, int64_t size, int64_t 
 	EXPECT(get_stats(st).entries == 0 && get_stats(st).tags == 0, "clean all left entries or tags");
 	verify_clean(st, "after clean all");
 	B->close(st);
-	end();
+	u_end();
 }
 
 /* ---------------------------------------------------------------- fork */
@@ -1216,29 +1127,29 @@ static int fork_worker(void *st, int k, int nops)
 				bad++;
 			}
 		} else if (r < 96) {
-			strlist l = {0};
+			str_list l = {0};
 			tc_str t = tagn[below(NTAGS)];
 			size_t j;
 
-			B->ids(st, TC_CLEAN_MATCHING_ANY, &t, 1, sl_add, &l);
+			B->ids(st, TC_CLEAN_MATCHING_ANY, &t, 1, str_list_add, &l);
 			for (j = 0; j < l.n; j++) {
 				if (id_index(l.s[j], l.len[j]) < 0) {
 					fprintf(stderr, "  child %d: ids() listed an unknown id\n", k);
 					bad++;
 				}
 			}
-			sl_free(&l);
+			str_list_free(&l);
 		} else if (r < 98) {
 			B->touch(st, ids[i], 10);
 		} else {
-			strlist l = {0};
+			str_list l = {0};
 
-			if (B->verify(st, sl_add, &l) != TC_OK || l.n) {
+			if (B->verify(st, str_list_add, &l) != TC_OK || l.n) {
 				fprintf(stderr, "  child %d: verify: %zu problems%s%.*s\n", k, l.n,
 				        l.n ? ": " : "", l.n ? (int)l.len[0] : 0, l.n ? l.s[0] : "");
 				bad++;
 			}
-			sl_free(&l);
+			str_list_free(&l);
 		}
 	}
 	return bad ? 1 : 0;
@@ -1251,10 +1162,10 @@ static void test_fork(void)
 	int k, status, i;
 	stats_t s;
 
-	begin("fork: 4 processes of random operations, then verify");
+	u_begin("fork: 4 processes of random operations, then verify");
 	st = open_seg("fork", 1 << 20, 0);
 	if (!EXPECT(st != NULL, "open failed")) {
-		end();
+		u_end();
 		return;
 	}
 	for (k = 0; k < 4; k++) {
@@ -1296,7 +1207,7 @@ static void test_fork(void)
 	EXPECT(s.lock_recoveries == 0, "%lld lock recoveries without a crash", (long long)s.lock_recoveries);
 	EXPECT(s.writes > 1000, "only %lld writes", (long long)s.writes);
 	B->close(st);
-	end();
+	u_end();
 }
 
 /* --------------------------------------------------------------- crash */
@@ -1350,9 +1261,9 @@ static void test_crash(void)
 		uint32_t i;
 
 		snprintf(name, sizeof(name), "crash: SIGKILL at %s, the next operation recovers", pt);
-		begin(name);
+		u_begin(name);
 		if (!EXPECT(st != NULL, "open failed")) {
-			end();
+			u_end();
 			continue;
 		}
 		crash_fill(st, 1);
@@ -1426,7 +1337,7 @@ static void test_crash(void)
 			EXPECT(crash_state(st, 100, 3000, 9) == 1, "load after the recovery");
 		}
 		verify_clean(st, "after more work");
-		end();
+		u_end();
 	}
 	if (st) {
 		B->close(st);
@@ -1446,50 +1357,6 @@ typedef struct {
 	int64_t expire[NIDS];
 	int saved[NIDS];
 } tmpl;
-
-static int read_file(const char *path, unsigned char **out, size_t *len)
-{
-	struct stat sb;
-	int fd = open(path, O_RDONLY);
-	size_t got = 0;
-
-	if (fd < 0 || fstat(fd, &sb) != 0) {
-		return -1;
-	}
-	*len = (size_t)sb.st_size;
-	*out = xmalloc(*len);
-	while (got < *len) {
-		ssize_t r = read(fd, *out + got, *len - got);
-
-		if (r <= 0) {
-			close(fd);
-			return -1;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	return 0;
-}
-
-static int write_file(const char *path, const unsigned char *p, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
-	size_t done = 0;
-
-	if (fd < 0) {
-		return -1;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
-
-		if (w <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)w;
-	}
-	return close(fd);
-}
 
 static int make_template(tmpl *T)
 {
@@ -1524,7 +1391,7 @@ static int make_template(tmpl *T)
 		return -1;
 	}
 	seg_path(path, sizeof(path), "template");
-	if (read_file(path, &T->img, &T->size) != 0) {
+	if ((T->img = read_whole(path, &T->size)) == NULL) {
 		return -1;
 	}
 	memcpy(&T->h, T->img, sizeof(T->h));
@@ -1661,7 +1528,7 @@ static int corrupt_child(const tmpl *T, const char *name, int kind)
 	char err[TC_ERRBUF];
 	int bad = 0, i, op, noticed, magic = has_magic(name);
 
-	strlist l = {0};
+	str_list l = {0};
 
 	nlogs = 0;
 	st = open_seg(name, 1 << 20, 0);
@@ -1679,7 +1546,7 @@ static int corrupt_child(const tmpl *T, const char *name, int kind)
 	if (!st) {
 		return 63;
 	}
-	case_name = name;
+	u_case = name;
 	if (!verify_clean(st, "after the repair at attach")) {
 		bad |= 1;
 	}
@@ -1700,7 +1567,7 @@ static int corrupt_child(const tmpl *T, const char *name, int kind)
 			bad |= 4;
 		}
 		free(a.buf);
-		if (rc == TC_OK && meta.expire >= now_s() && B->metadata(st, ids[i], &meta, sl_add, &l) == TC_OK) {
+		if (rc == TC_OK && meta.expire >= now_s() && B->metadata(st, ids[i], &meta, str_list_add, &l) == TC_OK) {
 			uint32_t got = 0;
 			size_t k;
 
@@ -1714,7 +1581,7 @@ static int corrupt_child(const tmpl *T, const char *name, int kind)
 				bad |= 8;
 			}
 		}
-		sl_free(&l);
+		str_list_free(&l);
 	}
 	for (op = 0; op < 150; op++) {
 		uint32_t r = below(10), i2 = below(NIDS);
@@ -1730,19 +1597,19 @@ static int corrupt_child(const tmpl *T, const char *name, int kind)
 		} else if (r < 8) {
 			B->clean(st, below(2) ? TC_CLEAN_MATCHING : TC_CLEAN_NOT_MATCHING, &t, 1, err);
 		} else if (r < 9) {
-			B->ids(st, TC_CLEAN_MATCHING_ANY, &t, 1, sl_add, &l);
-			sl_free(&l);
+			B->ids(st, TC_CLEAN_MATCHING_ANY, &t, 1, str_list_add, &l);
+			str_list_free(&l);
 		} else {
 			B->touch(st, ids[i2], 5);
-			B->tags(st, sl_add, &l);
-			sl_free(&l);
+			B->tags(st, str_list_add, &l);
+			str_list_free(&l);
 		}
 	}
 	if (!verify_clean(st, "after more work")) {
 		bad |= 32;
 	}
 	/* one entry per id, whatever verify() thinks of the index */
-	B->ids(st, TC_CLEAN_ALL, NULL, 0, sl_add, &l);
+	B->ids(st, TC_CLEAN_ALL, NULL, 0, str_list_add, &l);
 	for (op = 0; op < (int)l.n; op++) {
 		size_t k;
 
@@ -1753,7 +1620,7 @@ static int corrupt_child(const tmpl *T, const char *name, int kind)
 			}
 		}
 	}
-	sl_free(&l);
+	str_list_free(&l);
 	B->close(st);
 	return bad | (noticed ? 64 : 0);
 }
@@ -1767,9 +1634,9 @@ static void test_corruption(void)
 	char name[64], path[256], label[128];
 
 	if (make_template(&T) != 0) {
-		begin("corruption: template");
+		u_begin("corruption: template");
 		EXPECT(0, "could not build the template segment");
-		end();
+		u_end();
 		return;
 	}
 	for (t = 0; t < corrupt_trials; t++) {
@@ -1783,7 +1650,7 @@ static void test_corruption(void)
 		damage(&T, img, kind);
 		snprintf(name, sizeof(name), "corrupt-%d", t);
 		seg_path(path, sizeof(path), name);
-		if (write_file(path, img, T.size) != 0) {
+		if (write_whole(path, img, T.size) != 0) {
 			fails[kind]++;
 			free(img);
 			continue;
@@ -1811,11 +1678,11 @@ static void test_corruption(void)
 	for (k = 0; k < 7; k++) {
 		snprintf(label, sizeof(label), "corruption: %d damaged copies (%s, %d noticed): no wrong "
 		         "value, verify clean", runs[k], kinds[k], seen[k]);
-		begin(label);
+		u_begin(label);
 		EXPECT(fails[k] == 0, "%d of %d trials failed", fails[k], runs[k]);
 		/* damage that is never noticed would make this case prove nothing */
 		EXPECT(runs[k] < 5 || seen[k] > 0, "no damage of this kind was ever noticed");
-		end();
+		u_end();
 	}
 	free(T.img);
 	free(T.blocks);
@@ -1862,10 +1729,10 @@ static void test_regressions(void)
 	 * an entry whose checksum had already failed, without bounding them
 	 * by the entry: a damaged length sent it off the end of the mapping.
 	 * Found by fuzz_shm. */
-	begin("regression: a damaged tag-name length is not followed out of its entry");
+	u_begin("regression: a damaged tag-name length is not followed out of its entry");
 	st = open_seg("regress-names", 64 * 1024, 64);
 	if (!EXPECT(st != NULL, "open failed")) {
-		end();
+		u_end();
 		return;
 	}
 	v = xmalloc(100);
@@ -1878,7 +1745,7 @@ static void test_regressions(void)
 	free(v);
 	B->close(st);
 	seg_path(path, sizeof(path), "regress-names");
-	if (EXPECT(read_file(path, &img, &size) == 0, "cannot read the segment")) {
+	if (EXPECT((img = read_whole(path, &size)) != NULL, "cannot read the segment")) {
 		unsigned char *blk;
 
 		memcpy(&h, img, sizeof(h));
@@ -1889,40 +1756,40 @@ static void test_regressions(void)
 		memcpy(blk + sizeof(tc_blk) + sizeof(tc_entry) + e.ntags * sizeof(tc_link) + e.klen + e.vlen,
 		       &huge, 2);
 		seg_path(path, sizeof(path), "regress-names-copy");
-		EXPECT(write_file(path, img, size) == 0, "cannot write the copy");
+		EXPECT(write_whole(path, img, size) == 0, "cannot write the copy");
 		rc = open_damaged("regress-names-copy", "r");
 		EXPECT(rc == 0, "the child %s %d", rc >= 128 ? "died of signal" : "exited with",
 		       rc >= 128 ? rc - 128 : rc);
 	}
 	free(img);
-	end();
+	u_end();
 
 	/* touch() added its extra seconds to the stored expiry in signed
 	 * arithmetic; the expiry is not covered by the checksum, and one near
 	 * INT64_MAX (damaged, or given through the C API) overflowed: undefined
 	 * behaviour, which UBSan reports and aborts on. Now it saturates. */
-	begin("regression: touch() of an expiry near INT64_MAX saturates");
+	u_begin("regression: touch() of an expiry near INT64_MAX saturates");
 	{
 		pid_t pid = fork();
 		int status = 0;
 
 		if (pid == 0) {
 			tc_meta meta;
-			strlist tl = {0};
+			str_list tl = {0};
 
 			alarm(60);
 			st = open_seg("regress-touch", 64 * 1024, 64);
 			_exit(!st ? 2
 			      : B->save(st, S("x"), S("v"), NULL, 0, INT64_MAX - 5, err) != TC_OK ? 3
 			      : B->touch(st, S("x"), INT64_C(100) * 365 * 86400) != TC_OK ? 4
-			      : B->metadata(st, S("x"), &meta, sl_add, &tl) != TC_OK ? 5
+			      : B->metadata(st, S("x"), &meta, str_list_add, &tl) != TC_OK ? 5
 			      : meta.expire != INT64_MAX ? 6 : 0);
 		}
 		rc = pid > 0 && wait_child(pid, &status) == 0 ? status : -1;
 		EXPECT(rc == 0, "the child %s %d", WIFSIGNALED(rc) ? "died of signal" : "exited with",
 		       WIFSIGNALED(rc) ? WTERMSIG(rc) : WEXITSTATUS(rc));
 	}
-	end();
+	u_end();
 }
 
 /* ---------------------------------------------------------------- main */
@@ -1948,7 +1815,7 @@ int main(int argc, char **argv)
 	pthread_atfork(NULL, NULL, tc_util_atfork_child);
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-v") == 0) {
-			verbose = 1;
+			u_verbose = 1;
 		} else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
 			base_seed = strtoull(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc) {
@@ -1986,6 +1853,5 @@ int main(int argc, char **argv)
 	if (getpid() == self) {
 		cleanup();
 	}
-	printf("%d passed, %d failed\n", npassed, nfailed);
-	return nfailed ? 1 : 0;
+	return u_summary();
 }

@@ -1,20 +1,23 @@
-/* unitlib.h: reporting for the C unit tests of the File, Redis and
- * memcached engines (file_unit.c, redis_unit.c, mc_unit.c), as shm_unit.c
- * reports: one line per case, "ok", "FAIL" or "skip" (with the reason),
- * then "N passed, N failed, N skipped". */
+/* unitlib.h: reporting for the C unit tests of the engines (shm_unit.c,
+ * file_unit.c, redis_unit.c, mc_unit.c): one line per case, "ok", "FAIL"
+ * or "skip" (with the reason), then "N passed, N failed, N skipped".
+ * u_verbose: each case's name on stderr as it starts. */
 #ifndef TC_UNITLIB_H
 #define TC_UNITLIB_H
 
 #include <stdarg.h>
 #include <stdio.h>
 
-static int u_passed, u_failed, u_skipped, u_case_fails;
+static int u_passed, u_failed, u_skipped, u_case_fails, u_verbose;
 static const char *u_case;
 
 static void u_begin(const char *name)
 {
 	u_case = name;
 	u_case_fails = 0;
+	if (u_verbose) {
+		fprintf(stderr, "-- %s\n", name);
+	}
 }
 
 static void u_end(void)

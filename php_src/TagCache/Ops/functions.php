@@ -17,6 +17,8 @@
  * sampled.
  */
 
+declare(strict_types=1);
+
 namespace TagCache\Ops;
 
 const VERSION = '1';
