@@ -15,9 +15,12 @@
  *   a PUT whose payload check fails      unsure: the engine may serve
  *                                        nothing, or (as it did before
  *                                        issue 11 item 2) an older value
- * A log whose header is damaged makes every id unsure. Logs numbered below
- * the base (the largest base a header names, or one past a valid
- * obsolete mark) are dropped. Inputs keep at most a few logs whose numbers
+ * A log header is damaged (bad_header) by one flipped bit of its check:
+ * the rebuild puts that bit right (TECHNOTES "Recovery"), so the log counts
+ * as written. A whole header with a base past its own number is not one the
+ * engine interprets: that log is removed, its records never replayed. Logs
+ * numbered below the base (the largest base a header names, or one past a
+ * valid obsolete mark) are dropped. Inputs keep at most a few logs whose numbers
  * span less than the log table, so no other rule drops one.
  *
  * An unsure id may be a miss, or a value that some valid PUT of that id in
@@ -239,7 +242,6 @@ typedef struct {
 	size_t n, cap;
 	fl_put *puts;       /* every valid PUT seen, for unsure ids */
 	size_t nputs, capputs;
-	int all_unsure;
 	/* values saved by the test itself (fl_model_save) live here */
 	unsigned char *own[8];
 	size_t nown;
@@ -339,7 +341,9 @@ static FL_UNUSED void fl_model_log(fl_model *m, const fl_log *L)
 }
 
 /* The logs a rebuild keeps (see the top), replayed in number order; logs
- * must be given in increasing number order. */
+ * must be given in increasing number order. A bad_header log is replayed
+ * like any other: its check is one flipped bit off, which the rebuild puts
+ * right (tcf_log_header_repair()), and h holds the header as written. */
 static FL_UNUSED void fl_model_logs(fl_model *m, const fl_log *logs, size_t n)
 {
 	uint32_t base = 1;
@@ -348,9 +352,8 @@ static FL_UNUSED void fl_model_logs(fl_model *m, const fl_log *logs, size_t n)
 	for (i = 0; i < n; i++) {
 		const tcf_loghdr *h = &logs[i].h;
 
-		if (logs[i].bad_header || h->base > logs[i].number) {
-			m->all_unsure = 1;
-			continue;
+		if (h->base > logs[i].number) {
+			continue;  /* whole but not ours to interpret: removed */
 		}
 		if (h->base > base) {
 			base = h->base;
@@ -360,12 +363,9 @@ static FL_UNUSED void fl_model_logs(fl_model *m, const fl_log *logs, size_t n)
 		}
 	}
 	for (i = 0; i < n; i++) {
-		if (!logs[i].bad_header && logs[i].h.base <= logs[i].number && logs[i].number >= base) {
+		if (logs[i].h.base <= logs[i].number && logs[i].number >= base) {
 			fl_model_log(m, &logs[i]);
 		}
-	}
-	for (i = 0; m->all_unsure && i < m->n; i++) {
-		m->e[i].state = FL_UNSURE;
 	}
 }
 

@@ -6,9 +6,10 @@
  *
  * An input is
  *   byte 0   bits 0-1: number of logs - 1; bit 2: break the header check
- *            of the last log; bit 3: write afterwards (a save, a remove, a
- *            clean by tag); bit 4: then rebuild again from the logs; bit 5:
- *            also clean('old'), which sweeps and compacts
+ *            of the last log (one flipped bit, which the rebuild puts
+ *            right: the log counts as written); bit 3: write afterwards (a
+ *            save, a remove, a clean by tag); bit 4: then rebuild again from
+ *            the logs; bit 5: also clean('old'), which sweeps and compacts
  *   bytes 1-8  a bit per record (in walk order, the first 64): leave its
  *            payload check as the input has it (a damaged record)
  *   per log  1 byte: the number's step from the previous log (1 + b % 8)
