@@ -78,7 +78,10 @@ function fpm_start(string $dir, string $sock): array
             throw new RuntimeException("php-fpm exited at start (exit {$st['exitcode']}): "
                 . @file_get_contents("$dir/fpm.out") . @file_get_contents("$dir/fpm.log"));
         }
-        if (file_exists($sock)) {
+        // the socket file appears at bind(), before listen(): ready only
+        // once a connection is accepted (a request sent earlier is refused)
+        if (file_exists($sock) && ($probe = @stream_socket_client("unix://$sock", $en, $es, 1)) !== false) {
+            fclose($probe);
             return ['proc' => $p, 'pid' => $pid];
         }
         usleep(20000);

@@ -17,8 +17,11 @@ log_errors=0
 require __DIR__ . '/redis.inc';
 
 $srv = tcr_start('atomic');
+// read_timeout well above the default 2.5 s: this test is about atomicity,
+// and on a loaded machine (valgrind, parallel workers) one script of 4
+// clients' churn can wait longer than that for the CPU, which threw here
 $opts = ['server' => '127.0.0.1', 'port' => $srv['port'], 'prefix' => 'atomic:', 'on_error' => 'exception',
-    'remove_chunk_size' => 7];
+    'remove_chunk_size' => 7, 'read_timeout' => 30];
 $b = new TagCache\Redis($opts);
 
 /** Random work on 60 ids and 12 tags for $n steps. */
