@@ -41,23 +41,6 @@ static void fj_name(const tc_file *f, char *buf, size_t cap)
 	snprintf(buf, cap, "%s.twolevel.journal", f->s->prefix);
 }
 
-static uint64_t fj_epoch(void)
-{
-	struct timespec ts;
-	uint64_t r = 0;
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
-			r = 0;
-		}
-		close(fd);
-	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r ^= (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)getpid();
-	return r ? r : 1;
-}
-
 /* flock(op) within a bound: a holder that is stopped (SIGSTOP) or hung
  * inside its few-microsecond section must not hang every writer and every
  * node's sync. Appends wait up to the store's lock_timeout (as a save
@@ -120,7 +103,7 @@ static int fj_open(tc_file *f, int op, fj_hdr *h)
 			}
 			memset(h, 0, sizeof(*h));
 			memcpy(h->magic, FJ_MAGIC, 8);
-			h->epoch = fj_epoch();
+			h->epoch = tc_random64();
 			h->first = 1;
 			h->head = 0;
 			if (ftruncate(fd, 0) != 0 || pwrite(fd, h, FJ_HDR, 0) != FJ_HDR) {

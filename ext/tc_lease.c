@@ -497,19 +497,9 @@ const char *tc_lease_token(size_t *len)
 
 	if (owner != getpid()) {
 		char host[64] = "";
-		struct timespec ts;
-		uint64_t r;
-		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+		uint64_t r = tc_random64();
 
 		owner = getpid();
-		clock_gettime(CLOCK_REALTIME, &ts);
-		r = (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)ts.tv_sec ^ (uint64_t)owner << 40;
-		if (fd >= 0) {
-			if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
-				r ^= (uint64_t)(uintptr_t)&r;
-			}
-			close(fd);
-		}
 		gethostname(host, sizeof(host) - 1);
 		host[sizeof(host) - 1] = '\0';
 		r ^= (uint64_t)(uintptr_t)&tlen;  /* apart per thread */

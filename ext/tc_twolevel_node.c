@@ -37,23 +37,6 @@ typedef struct tl_map {
 
 static tl_map *maps;
 
-static uint64_t node_id_new(void)
-{
-	struct timespec ts;
-	uint64_t r = 0;
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
-			r = 0;
-		}
-		close(fd);
-	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r ^= (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ ((uint64_t)getpid() << 32);
-	return r ? r : 1;
-}
-
 static int open_fd(const char *path, int mode)
 {
 	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode);
@@ -136,7 +119,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 				memset(m->n, 0, sizeof(*m->n));
 				memset(h->marks, 0, TC_TL_MARKS * sizeof(tc_tl_mark));
 				m->n->ino = ino;
-				m->n->node_id = node_id_new();
+				m->n->node_id = tc_random64();
 				__atomic_store_n(&m->n->magic, TC_TL_MAGIC, __ATOMIC_RELEASE);
 			}
 			flock(m->fd, LOCK_UN);

@@ -410,6 +410,24 @@ int tc_names_ok(const unsigned char *w, uint64_t len, uint32_t ntags)
 	return w == end;
 }
 
+uint64_t tc_random64(void)
+{
+	struct timespec ts;
+	uint64_t r = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
+			r = 0;
+		}
+		close(fd);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r ^= ((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30) * UINT64_C(0x9e3779b97f4a7c15)
+	     ^ (uint64_t)getpid() << 32;
+	return r ? r : 1;
+}
+
 /* ------------------------------------------------------ files and locks */
 
 void tc_deadline(struct timespec *ts, double t)

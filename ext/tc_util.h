@@ -53,6 +53,11 @@ static inline int tc_expired_at(int64_t expire, int64_t coarse)
  * pthread_mutex_timedlock(). */
 void tc_deadline(struct timespec *ts, double seconds);
 
+/* 64 random bits, never 0: /dev/urandom mixed with the clock and the pid
+ * (so two processes differ even when /dev/urandom cannot be read); for
+ * identities (a node, a journal epoch, a lease owner), not for secrets. */
+uint64_t tc_random64(void);
+
 /* -------------------------------------------------- lock-free readers */
 
 /* The seqlock reader (tc_seq_changed), its retries and tc_backoff(): tc_sync.h. */
