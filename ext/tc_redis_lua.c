@@ -35,6 +35,14 @@
  * whose score is older than now - grace - 1 are trimmed whenever a save
  * refreshes the key's TTL, and by clean('old').
  *
+ * The registry holds each index key's TTL deadline, and a save that finds
+ * a deadline at or past its own score does not touch the key's TTL. So the
+ * deadline must never be above what the TTL covers: whenever a key's TTL
+ * is lowered (settle(): the key lost its newest member, or a persistent key
+ * that no longer holds a forever member gets a TTL again), its deadline in
+ * the registry goes down with it. (A deadline of "never" left on a key
+ * that clean('old') gave a TTL let later saves outlive their id index.)
+ *
  * Keys: every key a script knows before it runs is declared in KEYS (so a
  * cluster node can answer MOVED, ASK or TRYAGAIN before anything runs);
  * the tags an entry had before are read from its record and not declared.
@@ -210,14 +218,21 @@ static const char lua_prelude[] =
 "local function slack(s, now)\n"
 "  return math.min(BMAX, math.floor(math.max(sec(s) - now, 0) / BDIV))\n"
 "end\n"
-"local function settle(k, now, grace)\n"
+"local function settle(k, now, grace, rk, name)\n"
 "  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
 "  if #top == 0 then return nil end\n"
 "  local ts = tonumber(top[2])\n"
 "  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, ittl(ts, now, grace)) end\n"
+"  if rk then\n"
+"    local rs = redis.call('ZSCORE', rk, name)\n"
+"    if rs and tonumber(rs) > ts then\n"
+"      redis.call('ZADD', rk, ts, name)\n"
+"      settle(rk, now, grace)\n"
+"    end\n"
+"  end\n"
 "  return ts\n"
 "end\n"
-"local function add(k, mb, s, now, grace)\n"
+"local function add(k, mb, s, now, grace, rk, name)\n"
 "  local ttl = redis.call('TTL', k)\n"
 "  redis.call('ZADD', k, s, mb)\n"
 "  if s >= NEVER then\n"
@@ -225,7 +240,7 @@ static const char lua_prelude[] =
 "    return false\n"
 "  end\n"
 "  if ttl == -1 then\n"
-"    settle(k, now, grace)\n"
+"    settle(k, now, grace, rk, name)\n"
 "    return true\n"
 "  end\n"
 "  local need = ittl(s, now, grace)\n"
@@ -243,14 +258,7 @@ static const char lua_prelude[] =
 "  if #top == 0 then\n"
 "    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
 "  elseif tonumber(s) > tonumber(top[2]) then\n"
-"    local ts = settle(k, now, grace)\n"
-"    if rk and ts then\n"
-"      local rs = redis.call('ZSCORE', rk, name)\n"
-"      if rs and tonumber(rs) > ts then\n"
-"        redis.call('ZADD', rk, ts, name)\n"
-"        settle(rk, now, grace)\n"
-"      end\n"
-"    end\n"
+"    settle(k, now, grace, rk, name)\n"
 "  end\n"
 "end\n"
 "local function valid(tk, ik, dst)\n"
@@ -553,11 +561,11 @@ static const char lua_touch[] =
 "  redis.call('EXPIRE', ek, xttl(nx, now, grace))\n"
 "end\n"
 "if ne < e then record() end\n"
-"add(ik, id, ne, now, grace)\n"
+"add(ik, id, ne, now, grace, rk, '')\n"
 "local ci = redis.call('ZSCORE', rk, '')\n"
 "if not ci or tonumber(ci) < ne then add(rk, '', ne, now, grace) end\n"
 "for _, t in ipairs(tags) do\n"
-"  add(H .. 't:' .. t, id, ne, now, grace)\n"
+"  add(H .. 't:' .. t, id, ne, now, grace, rk, t)\n"
 "  local cur = redis.call('ZSCORE', rk, t)\n"
 "  if not cur or tonumber(cur) < ne then add(rk, t, ne, now, grace) end\n"
 "end\n"
@@ -615,13 +623,16 @@ static const char lua_gctags[] =
 "local rk, ik = KEYS[1], KEYS[2]\n"
 "local names = redis.call('ZRANGE', rk, off, off + cnt - 1)\n"
 "local kept = 0\n"
+"-- settle() may lower a name's score, which moves it to a lower rank: a name\n"
+"-- of a later page can then be skipped by this pass (its links go with its\n"
+"-- key's TTL, or at the next clean('old'))\n"
 "for _, t in ipairs(names) do\n"
 "  local tk = ik\n"
 "  if t ~= '' then\n"
 "    tk = H .. 't:' .. t\n"
 "    redis.call('ZREMRANGEBYSCORE', tk, '-inf', '(' .. n2s(now * S))\n"
 "  end\n"
-"  if redis.call('TTL', tk) == -1 then settle(tk, now, grace) end\n"
+"  if redis.call('TTL', tk) == -1 then settle(tk, now, grace, rk, t) end\n"
 "  if redis.call('EXISTS', tk) == 0 then redis.call('ZREM', rk, t) else kept = kept + 1 end\n"
 "end\n"
 "return {#names, kept}\n";
