@@ -42,16 +42,14 @@ function round_trip(TagCache\Backend $b, int $from, int $to, string $tag): array
 tcr_same([200, 0], [$ok, $wrong], 'before the outage: 200 saves read back');
 
 tcr_stop($srv);
-$t0 = microtime(true);
 $fails = 0;
 for ($i = 0; $i < 50; $i++) {
     $fails += $miss->load("a-$i") === false ? 1 : 0;
     $fails += $miss->save('x', "a-$i") === false ? 1 : 0;
 }
-$dt = microtime(true) - $t0;
 tcr_same(100, $fails, 'during the outage every call fails (miss / false)');
-// 100 calls against a dead server: refused connects plus retry_interval; far below 100 x timeout
-tcr_check($dt < 5.0, '100 calls during the outage fail fast', sprintf('%.2f s', $dt));
+// (no wall-clock bound: a call that waited for the server would show as
+// the test's timeout, and tests/redis/100 checks the "marked down" refusal)
 try {
     $exc->load('a-1');
     tcr_check(false, 'on_error=exception during the outage throws');
@@ -116,7 +114,6 @@ tcr_clean();
 --EXPECT--
 ok: before the outage: 200 saves read back
 ok: during the outage every call fails (miss / false)
-ok: 100 calls during the outage fail fast
 ok: on_error=exception during the outage throws, naming the server
 ok: after the restart the persistent backend reconnects
 ok: after the restart: 200 saves read back, none wrong

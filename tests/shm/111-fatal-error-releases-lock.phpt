@@ -12,7 +12,10 @@ if ($r = tc_skip_reason_module()) die("skip $r");
 require __DIR__ . '/util.inc';
 tc_remove_segments('111');
 $seg = tc_seg('111');
-$opts = ['segment' => $seg, 'size' => '2M', 'lock_timeout' => 2];
+// lock_timeout above the child's 30 s harness bound: a save that waited for
+// the lock would not return in time, and the child's result would be missing
+// (no wall-clock threshold in the test)
+$opts = ['segment' => $seg, 'size' => '2M', 'lock_timeout' => 60];
 $c = new TagCache\Shm($opts);
 $c->clean('all');
 $c->save('before', 'k0', ['t'], null);
@@ -25,10 +28,8 @@ foreach (['save_locked', 'save_unpublished', 'save_publishing', 'clean_tag'] as 
     $h = tc_run_php('
         $c = new TagCache\Shm($P["opts"]);
         register_shutdown_function(function () use ($c) {
-            $t = microtime(true);
             $ok = $c->save("after", "k_shutdown", ["t"], null);
-            tc_result(["save" => $ok, "load" => $c->load("k_shutdown"), "verify" => $c->verify(),
-                       "waited" => microtime(true) - $t < 1.5]);
+            tc_result(["save" => $ok, "load" => $c->load("k_shutdown"), "verify" => $c->verify()]);
         });
         if ($P["point"] === "clean_tag") {
             $c->clean("matchingAnyTag", ["t"]);
@@ -41,7 +42,7 @@ foreach (['save_locked', 'save_unpublished', 'save_publishing', 'clean_tag'] as 
     tc_check("$point: fatal error reported", strpos($h['out'], "fatal error at crash point $point") !== false
         && strpos($h['out'], 'not reached') === false, tc_describe($h));
     tc_check("$point: shutdown function saves without waiting for the lock", is_array($r) && $r['save'] === true
-        && $r['load'] === 'after' && $r['waited'] === true, tc_describe($h));
+        && $r['load'] === 'after', tc_describe($h));
     tc_check("$point: structure consistent after the repair", is_array($r) && $r['verify'] === [], $r);
     $k0 = $c->load('k0');
     tc_check("$point: k0 is the old value, the new one or a miss", in_array($k0, ['before', 'new', false], true), $k0);
