@@ -66,6 +66,19 @@ final class Client
                 }
             }
 
+            $tlKeys = [
+                'fast_hits', 'slow_hits', 'misses', 'fills', 'fills_skipped', 'fills_undone',
+                'slow_reads', 'known_absent', 'journal_errors', 'node_syncs', 'node_sync_failures',
+                'node_gaps', 'invalidations', 'own_skipped', 'superseded', 'stale_refused', 'fast.entries',
+                'fast.evictions',
+            ];
+            $inner = $fe->backend() instanceof ZendBackendAdapter ? $fe->backend()->inner() : null;
+            $tl = $inner !== null && $inner instanceof \TagCache\TwoLevel ? $inner : null;
+            if ($tl !== null) {
+                // the node's counters (node_*, invalidations, own_skipped) before the run
+                $res['store_stats_before'] = array_intersect_key($tl->stats(), array_flip($tlKeys));
+            }
+
             $sock = self::barrier($spec['barrier'], $client);
             $t0 = hrtime(true);
             $rt = $wt = $ct = 0;
@@ -126,6 +139,12 @@ final class Client
             ]);
             if ($bad) {
                 $res['errors'][] = "$bad reads returned a value of the wrong length";
+            }
+            // TagCache\TwoLevel counts per object where each read went (fast
+            // hit, slow hit, miss) and what its fills and syncs did: kept per
+            // client in results.json ("store_stats"), untimed, after the run.
+            if ($tl !== null) {
+                $res['store_stats'] = array_intersect_key($tl->stats(), array_flip($tlKeys));
             }
         } catch (\Throwable $e) {
             $res['errors'][] = get_class($e) . ': ' . $e->getMessage() . ' at ' . basename($e->getFile()) . ':' . $e->getLine();
