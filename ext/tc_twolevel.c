@@ -82,6 +82,13 @@ static int64_t real_ms(void)
 #define REC_HDR 10
 #define REC_HDR2 26
 #define REC_SAVE 's'
+/* An 'I' record appended in the same atomic step as its write (arm()):
+ * its place in the journal is its write's place in the slow level's
+ * order. Builds before it read REC_SAVE_ATOMIC as a remove (a miss). */
+#define REC_SAVE_ATOMIC 'S'
+#define REC_REMOVE_ATOMIC 'R'
+#define REC_IS_SAVE(m) ((m) == REC_SAVE || (m) == REC_SAVE_ATOMIC)
+#define REC_ATOMIC(m) ((m) == REC_SAVE_ATOMIC || (m) == REC_REMOVE_ATOMIC)
 
 static char *rec_build(char kind, int mode, const tc_str *items, size_t n, uint64_t node, uint64_t nonce,
                        size_t *outlen)
@@ -216,6 +223,9 @@ static char *journal_arm(tl_state *s, char kind, int mode, const tc_str *items, 
 	if (!s->j->arm || s->npending || s->pending_all) {
 		return NULL;
 	}
+	if (kind == 'I') {
+		mode = mode == REC_SAVE ? REC_SAVE_ATOMIC : REC_REMOVE_ATOMIC;   /* used only if the write appends it */
+	}
 	r = rec_build(kind, mode, items, n, LD(s->node.n->node_id), nonce, &len);
 	if (!r) {
 		return NULL;
@@ -263,7 +273,7 @@ static int mark_supersedes(uint64_t have, uint64_t rec)
 static tc_tl_mark *mark_of(tl_state *s, tc_str id, uint64_t *h)
 {
 	*h = tc_hash(id.p, id.len, 0);
-	return &s->node.marks[*h % TC_TL_MARKS];
+	return &s->node.marks[*h & (s->node.nmarks - 1)];
 }
 
 /* A copy that is not a save's own (a fill, which may have overwritten a
@@ -340,7 +350,7 @@ static void tomb_apply(tl_state *s, tomb_ctx *t, uint64_t word)
 	size_t i;
 
 	for (i = 0; i < t->n; i++) {
-		tc_tl_mark *mk = &s->node.marks[t->h[i] % TC_TL_MARKS];
+		tc_tl_mark *mk = &s->node.marks[t->h[i] & (s->node.nmarks - 1)];
 
 		ST(mk->h, t->h[i]);
 		ST(mk->nonce, word);
@@ -352,6 +362,133 @@ static uint64_t tomb_word(void)
 	uint64_t ms = (uint64_t)(mono_ns() / 1000000) & ((UINT64_C(1) << 40) - 1);
 
 	return (ms ? ms : 1) << 24;
+}
+
+/* A sync's records, kept until the whole batch is read: an id record ('I',
+ * 'i') followed in the same batch by another record of the same id is not
+ * applied (stat `superseded`), since the later one decides the copy the
+ * same way: it removes whatever copy the mark does not vouch for as its
+ * own save's (or a later one of its process), and any such copy is newer
+ * than the earlier record's write too. Without this, two processes of a
+ * node that save one id (refills after a clean) lose the copy: the first
+ * record finds the other's mark, removes the copy and clears the mark, and
+ * the second finds no mark. The batch is published only as a whole
+ * (synced_ns after the last record), so the order of its effects is seen
+ * by no read. */
+typedef struct {
+	size_t off, len;
+	uint64_t h;     /* id records: the id's hash (odd); 0: no id */
+	int atomic;     /* appended with its write (REC_ATOMIC) */
+} batch_rec;
+
+typedef struct {
+	char *buf;
+	size_t len, cap;
+	batch_rec *recs;
+	size_t n, ncap;
+	int oom;
+} batch;
+
+static size_t rec_hdr_of(const char *p, size_t len)
+{
+	if (len >= REC_HDR2 && (p[0] == 'I' || p[0] == 'T' || p[0] == 'A')) {
+		return REC_HDR2;
+	}
+	return len >= REC_HDR && (p[0] == 'i' || p[0] == 't' || p[0] == 'a') ? REC_HDR : 0;
+}
+
+static void batch_emit(void *cp, uint64_t seq, const char *p, size_t len)
+{
+	batch *b = cp;
+	size_t hdr;
+
+	(void)seq;
+	if (b->oom) {
+		return;
+	}
+	if (b->len + len > b->cap) {
+		size_t cap = (b->cap ? b->cap * 2 : 16384) + len;
+		char *nb = realloc(b->buf, cap);
+
+		if (!nb) {
+			b->oom = 1;
+			return;
+		}
+		b->buf = nb;
+		b->cap = cap;
+	}
+	if (b->n == b->ncap) {
+		size_t ncap = b->ncap ? b->ncap * 2 : 256;
+		batch_rec *nr = realloc(b->recs, ncap * sizeof(batch_rec));
+
+		if (!nr) {
+			b->oom = 1;
+			return;
+		}
+		b->recs = nr;
+		b->ncap = ncap;
+	}
+	memcpy(b->buf + b->len, p, len);
+	b->recs[b->n].off = b->len;
+	b->recs[b->n].len = len;
+	hdr = rec_hdr_of(p, len);
+	b->recs[b->n].h = hdr && (p[0] == 'I' || p[0] == 'i') && len > hdr ? tc_hash(p + hdr, len - hdr, 0) | 1 : 0;
+	b->recs[b->n].atomic = p[0] == 'I' && REC_ATOMIC(p[1]);
+	b->len += len;
+	b->n++;
+}
+
+/* later[k] = 1 when an atomic id record of the same id follows record k
+ * in the batch (walking from the end, a table of the atomic id records
+ * seen, by id hash, ids compared). Only an atomic one decides: an append
+ * that followed its write may sit after the record of a write that came
+ * later in the slow level. Two ids of one hash: the earlier records of
+ * the second are applied. NULL: out of memory (every record applied). */
+static int same_id(const batch *b, size_t x, size_t y)
+{
+	const char *p = b->buf + b->recs[x].off, *q = b->buf + b->recs[y].off;
+	size_t hp = rec_hdr_of(p, b->recs[x].len), hq = rec_hdr_of(q, b->recs[y].len);
+
+	return b->recs[x].len - hp == b->recs[y].len - hq && memcmp(p + hp, q + hq, b->recs[x].len - hp) == 0;
+}
+
+static unsigned char *batch_later(const batch *b)
+{
+	size_t cap = 64, k, *at;
+	uint64_t *key;
+	unsigned char *later;
+
+	while (cap < b->n * 2) {
+		cap <<= 1;
+	}
+	later = calloc(b->n ? b->n : 1, 1);
+	key = calloc(cap, sizeof(uint64_t));
+	at = malloc(cap * sizeof(size_t));
+	if (!later || !key || !at) {
+		free(key);
+		free(at);
+		free(later);
+		return NULL;
+	}
+	for (k = b->n; k-- > 0;) {
+		uint64_t h = b->recs[k].h;
+		size_t i;
+
+		if (!h) {
+			continue;
+		}
+		for (i = (size_t)h & (cap - 1); key[i] && key[i] != h; i = (i + 1) & (cap - 1)) {
+		}
+		if (key[i] == h) {
+			later[k] = same_id(b, k, at[i]);
+		} else if (b->recs[k].atomic) {
+			key[i] = h;
+			at[i] = k;
+		}
+	}
+	free(key);
+	free(at);
+	return later;
 }
 
 typedef struct {
@@ -398,10 +535,10 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 			 * copy stays only if it is the copy of that very save */
 			int skip = 1;
 
-			if (kind == 'i' && p[1] == REC_SAVE) {
+			if (kind == 'i' && REC_IS_SAVE(p[1])) {
 				tc_str id = {p + hdr, len - hdr};
 				uint64_t h = tc_hash(id.p, id.len, 0);
-				tc_tl_mark *mk = &s->node.marks[h % TC_TL_MARKS];
+				tc_tl_mark *mk = &s->node.marks[h & (s->node.nmarks - 1)];
 
 				skip = LD(mk->h) == h && mark_supersedes(LD(mk->nonce), nonce);
 			}
@@ -466,7 +603,35 @@ static int do_sync(tl_state *s)
 		ADD(n->gen, 1);
 	}
 	ADD(n->gen, 1);   /* odd: fills that began before now are dropped */
-	r = s->j->read(s->sst, applied, apply_one, &a, &head, &ep);
+	{
+		batch b = {0};
+		unsigned char *later = NULL;
+		size_t k;
+
+		r = s->j->read(s->sst, applied, batch_emit, &b, &head, &ep);
+		if (r != TC_ERR && b.oom) {
+			r = TC_ERR;   /* the batch could not be kept: a failed sync, retried */
+		}
+		if (r != TC_ERR && b.n) {
+			later = batch_later(&b);   /* NULL: every record is applied */
+		}
+		for (k = 0; r != TC_ERR && k < b.n; k++) {
+			if (later && later[k]) {
+				const char *p = b.buf + b.recs[k].off;
+				int64_t ms;
+
+				memcpy(&ms, p + 2, 8);
+				ADD(n->invalidations, 1);
+				ADD(n->superseded, 1);
+				ST(n->lag_ms_last, (uint64_t)(a.now_ms > ms ? a.now_ms - ms : 0));
+				continue;
+			}
+			apply_one(&a, 0, b.buf + b.recs[k].off, b.recs[k].len);
+		}
+		free(later);
+		free(b.recs);
+		free(b.buf);
+	}
 	if (r == TC_ERR) {
 		ADD(n->gen, 1);
 		ADD(n->sync_failures, 1);
@@ -480,7 +645,7 @@ static int do_sync(tl_state *s)
 
 		err[0] = '\0';
 		s->fast->clean(s->fst, TC_CLEAN_ALL, NULL, 0, err);
-		memset(s->node.marks, 0, TC_TL_MARKS * sizeof(tc_tl_mark));   /* tombstones we cannot vouch for */
+		memset(s->node.marks, 0, s->node.nmarks * sizeof(tc_tl_mark));   /* tombstones we cannot vouch for */
 		ADD(n->gaps, 1);
 	}
 	ST(n->applied, head);
@@ -587,7 +752,7 @@ static int tl_open(void **state, const void *config, char *err)
 		return r;
 	}
 	fs = s->fst;
-	if (tc_tl_node_open(fs->m->path, (uint64_t)fs->m->ino, cfg->fast_cfg.mode & 0777, &s->node, err) != TC_OK) {
+	if (tc_tl_node_open(fs->m->path, (uint64_t)fs->m->ino, fs->m->nslots, cfg->fast_cfg.mode & 0777, &s->node, err) != TC_OK) {
 		tl_close(s);
 		return TC_ERR;
 	}
@@ -1002,6 +1167,7 @@ static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "node_gaps", (int64_t)LD(n->gaps));
 	emit(ctx, "invalidations", (int64_t)LD(n->invalidations));
 	emit(ctx, "own_skipped", (int64_t)LD(n->own_skipped));
+	emit(ctx, "superseded", (int64_t)LD(n->superseded));
 	emit(ctx, "invalidation_lag_ms", (int64_t)LD(n->lag_ms_last));
 	emit(ctx, "stale_served", (int64_t)LD(n->stale_served));
 	emit(ctx, "stale_refused", (int64_t)LD(n->stale_refused));

@@ -81,25 +81,31 @@ typedef struct {
 	uint64_t node_id;          /* random, new with every reset: stamps this node's records */
 	uint64_t nonce;            /* last write nonce handed out (atomic add) */
 	uint64_t own_skipped;      /* records of this node's own writes not applied again */
+	uint64_t superseded;       /* id records not applied: a later one of the id in the same sync */
 } tc_tl_node;
 
 /* Own-save marks (tc_twolevel.c, "own writes"): a table mapped after the
- * node state page, slot = hash(id) % TC_TL_MARKS: the hash of the id and
+ * node state page, slot = hash(id) & (nmarks - 1): the hash of the id and
  * word (nonce, pid) of the save whose fast copy this node holds. A journal
  * record of a save is skipped only when that copy is the save's own or a
- * later one of the same process (tc_twolevel.c, mark_supersedes()). */
+ * later one of the same process (tc_twolevel.c, mark_supersedes()). The
+ * table has at least twice as many slots as the fast segment has entries
+ * (a power of two, at least TC_TL_MARKS_MIN): two ids that share a slot
+ * cost a miss each time the older one's record is replayed. */
 typedef struct {
 	uint64_t h, nonce;
 } tc_tl_mark;
-#define TC_TL_MARKS 32768
+#define TC_TL_MARKS_MIN 32768
 
 /* tc_twolevel_node.c */
 typedef struct {
 	tc_tl_node *n;
-	tc_tl_mark *marks;   /* TC_TL_MARKS slots */
+	tc_tl_mark *marks;   /* nmarks slots */
+	size_t nmarks;       /* a power of two */
 	void *map;
 } tc_tl_nodeh;
-int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h, char *err);
+/* entries: the fast segment's number of entry slots (sizes the marks) */
+int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode, tc_tl_nodeh *h, char *err);
 int tc_tl_node_trylock(tc_tl_nodeh *h);
 void tc_tl_node_unlock(tc_tl_nodeh *h);
 void tc_tl_node_shutdown(void);

@@ -24,12 +24,14 @@
 
 #define TC_TL_MAGIC UINT64_C(0x324c564c4f575454) /* "TTWOLVL2": with node_id and the marks */
 #define TC_TL_PAGE 4096
-#define TC_TL_SIZE (TC_TL_PAGE + TC_TL_MARKS * sizeof(tc_tl_mark))
+#define TC_TL_MARKS_MAX ((size_t)1 << 22)
+#define TC_TL_SIZE(nmarks) (TC_TL_PAGE + (nmarks) * sizeof(tc_tl_mark))
 
 typedef struct tl_map {
 	struct tl_map *next;
 	char *path;
 	tc_tl_node *n;
+	size_t nmarks;
 	int fd;
 	int mode;
 	pid_t pid;
@@ -42,8 +44,24 @@ static int open_fd(const char *path, int mode)
 	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode);
 }
 
-int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h, char *err)
+/* The marks for a segment of `entries` slots: a power of two, at least
+ * twice that, at least TC_TL_MARKS_MIN, at most TC_TL_MARKS_MAX (64 MB:
+ * a gap clears them all; every process of a node computes
+ * the same from the same segment; one that computed another, an older
+ * build, only finds fewer of its marks: each holds the id's whole hash). */
+static size_t marks_for(size_t entries)
 {
+	size_t n = TC_TL_MARKS_MIN;
+
+	while (n < entries * 2 && n < TC_TL_MARKS_MAX) {
+		n <<= 1;
+	}
+	return n;
+}
+
+int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode, tc_tl_nodeh *h, char *err)
+{
+	size_t nmarks = marks_for(entries);
 	char path[TC_OPT_STRMAX + 16];
 	tl_map *m;
 	struct stat sb;
@@ -71,12 +89,12 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 			snprintf(err, TC_ERRBUF, "cannot open the node state file %s: %s", path, strerror(errno));
 			return TC_ERR;
 		}
-		if (fstat(fd, &sb) != 0 || ((size_t)sb.st_size < TC_TL_SIZE && ftruncate(fd, (off_t)TC_TL_SIZE) != 0)) {
+		if (fstat(fd, &sb) != 0 || ((size_t)sb.st_size < TC_TL_SIZE(nmarks) && ftruncate(fd, (off_t)TC_TL_SIZE(nmarks)) != 0)) {
 			snprintf(err, TC_ERRBUF, "cannot size the node state file %s: %s", path, strerror(errno));
 			close(fd);
 			return TC_ERR;
 		}
-		p = mmap(NULL, TC_TL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		p = mmap(NULL, TC_TL_SIZE(nmarks), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p == MAP_FAILED) {
 			snprintf(err, TC_ERRBUF, "cannot map the node state file %s: %s", path, strerror(errno));
 			close(fd);
@@ -85,12 +103,13 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 		m = calloc(1, sizeof(*m));
 		if (!m || !(m->path = strdup(path))) {
 			free(m);
-			munmap(p, TC_TL_SIZE);
+			munmap(p, TC_TL_SIZE(nmarks));
 			close(fd);
 			snprintf(err, TC_ERRBUF, "out of memory");
 			return TC_ERR;
 		}
 		m->n = p;
+		m->nmarks = nmarks;
 		m->fd = fd;
 		m->mode = mode;
 		m->pid = getpid();
@@ -99,6 +118,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 	}
 	h->n = m->n;
 	h->marks = (tc_tl_mark *)(void *)((char *)m->n + TC_TL_PAGE);
+	h->nmarks = m->nmarks;   /* a segment replaced by a larger one in this process: the first size */
 	h->map = m;
 	/* a new file, or one left by a segment that was since replaced: start
 	 * over (applied 0 never matches a journal, so the first sync empties
@@ -117,7 +137,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, int mode, tc_tl_nodeh *h,
 		if (got) {
 			if (m->n->magic != TC_TL_MAGIC || m->n->ino != ino) {
 				memset(m->n, 0, sizeof(*m->n));
-				memset(h->marks, 0, TC_TL_MARKS * sizeof(tc_tl_mark));
+				memset(h->marks, 0, h->nmarks * sizeof(tc_tl_mark));
 				m->n->ino = ino;
 				m->n->node_id = tc_random64();
 				__atomic_store_n(&m->n->magic, TC_TL_MAGIC, __ATOMIC_RELEASE);
@@ -156,7 +176,7 @@ void tc_tl_node_shutdown(void)
 		tl_map *m = maps;
 
 		maps = m->next;
-		munmap(m->n, TC_TL_SIZE);
+		munmap(m->n, TC_TL_SIZE(m->nmarks));
 		close(m->fd);
 		free(m->path);
 		free(m);

@@ -66,6 +66,26 @@ final class Client
                 }
             }
 
+            $tlKeys = [
+                'fast_hits', 'slow_hits', 'misses', 'fills', 'fills_skipped', 'fills_undone',
+                'slow_reads', 'known_absent', 'journal_errors', 'node_syncs', 'node_sync_failures',
+                'node_gaps', 'invalidations', 'own_skipped', 'superseded', 'stale_refused', 'fast.entries',
+                'fast.evictions',
+            ];
+            $inner = $fe->backend() instanceof ZendBackendAdapter ? $fe->backend()->inner() : null;
+            $tl = $inner !== null && $inner instanceof \TagCache\TwoLevel ? $inner : null;
+            if ($tl !== null) {
+                // the node's counters (node_*, invalidations, own_skipped) before the run
+                $res['store_stats_before'] = array_intersect_key($tl->stats(), array_flip($tlKeys));
+            }
+
+            // Where a write's and a clean's time went (few calls: 2 in 1,000
+            // ops): /proc/self/schedstat around each, read outside the timer:
+            // ns on a CPU and ns runnable but waiting for one (the rest of the
+            // call's time the process slept, waiting for its server).
+            $sched = is_readable('/proc/self/schedstat');
+            $wcpu = $wdelay = $ccpu = $cdelay = 0;
+
             $sock = self::barrier($spec['barrier'], $client);
             $t0 = hrtime(true);
             $rt = $wt = $ct = 0;
@@ -93,9 +113,15 @@ final class Client
                         $id = $keys[$i];
                         $v = $payload[$j];
                         $tg = $tagsOf[$i];
+                        $ss = $sched ? self::sched() : null;
                         $t = hrtime(true);
                         $ok = $fe->save($v, $id, $tg);
                         $wt += hrtime(true) - $t;
+                        if ($ss) {
+                            $se = self::sched();
+                            $wcpu += $se[0] - $ss[0];
+                            $wdelay += $se[1] - $ss[1];
+                        }
                         ++$nw;
                         if (!$ok) {
                             ++$wfail;
@@ -107,9 +133,15 @@ final class Client
                             break;
                         }
                         $tg = [$tagList[$i]];
+                        $ss = $sched ? self::sched() : null;
                         $t = hrtime(true);
                         $ok = $fe->clean($tg);
                         $ct += hrtime(true) - $t;
+                        if ($ss) {
+                            $se = self::sched();
+                            $ccpu += $se[0] - $ss[0];
+                            $cdelay += $se[1] - $ss[1];
+                        }
                         ++$nc;
                         if (!$ok) {
                             ++$cfail;
@@ -124,8 +156,18 @@ final class Client
                 'cleans' => $nc, 'clean_ns' => $ct, 'cleans_skipped' => $skipped, 'clean_failures' => $cfail,
                 'refills' => $nf,
             ]);
+            if ($sched) {
+                $res['sched'] = ['write_cpu_ns' => $wcpu, 'write_runq_ns' => $wdelay,
+                    'clean_cpu_ns' => $ccpu, 'clean_runq_ns' => $cdelay];
+            }
             if ($bad) {
                 $res['errors'][] = "$bad reads returned a value of the wrong length";
+            }
+            // TagCache\TwoLevel counts per object where each read went (fast
+            // hit, slow hit, miss) and what its fills and syncs did: kept per
+            // client in results.json ("store_stats"), untimed, after the run.
+            if ($tl !== null) {
+                $res['store_stats'] = array_intersect_key($tl->stats(), array_flip($tlKeys));
             }
         } catch (\Throwable $e) {
             $res['errors'][] = get_class($e) . ': ' . $e->getMessage() . ' at ' . basename($e->getFile()) . ':' . $e->getLine();
@@ -142,6 +184,17 @@ final class Client
             fclose($sock);
         }
         return $res;
+    }
+
+    /** [ns on a CPU, ns waiting on a run queue] of this process (Linux). */
+    private static function sched(): ?array
+    {
+        $s = @file_get_contents('/proc/self/schedstat');
+        if ($s === false) {
+            return null;
+        }
+        $f = explode(' ', trim($s));
+        return [(int)$f[0], (int)($f[1] ?? 0)];
     }
 
     /** Check in at the start barrier and block until the orchestrator says go. */
