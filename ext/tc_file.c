@@ -23,7 +23,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 #include "tc_lease.h"
 
 /* ------------------------------------------------------------- options */

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 
 #define BATCH 32  /* removals per odd window, so readers get through */
 

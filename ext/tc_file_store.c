@@ -37,7 +37,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 #include "tc_hash.h"
 
 static tcf_store *stores;
