@@ -42,29 +42,6 @@
 
 #define BATCH 32  /* removals per odd window, so readers get through */
 
-/* pwrite() all of p at off (EINTR retried; a write of 0 bytes is ENOSPC). */
-int tcf_pwrite_all(int fd, const unsigned char *p, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t w = pwrite(fd, p, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len, (off_t)off);
-
-		if (w < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			return -1;
-		}
-		if (w == 0) {
-			errno = ENOSPC;
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 void tcf_set_end(tcf_idx *x, uint64_t end)
 {
 	tcf_logent *le = TCF_LOGENT(x, x->hdr->active_log);

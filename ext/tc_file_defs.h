@@ -339,24 +339,28 @@ void tcf_remove_prefetch(tcf_idx *x, uint32_t slot, int links);
 void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n);
 int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx);
 
-/* tc_file_store.c: directory, index file, locks, process registry */
-int tcf_attach(tc_file *f, const tc_file_config *c, char *err);
-int tcf_lock(tc_file *f, char *err);
-int tcf_lock_nowait(tc_file *f, char *err);
-void tcf_unlock(tc_file *f);
-void tcf_dirty(tcf_store *s);
+/* tc_file_io.c: the files under a store: checks, the directory lock, the
+ * index mapping installed, the active log's descriptor and writes */
+int tcf_check_file(int fd, int mode, const char *what, char *err);
 int tcf_flock(tcf_store *s, char *err);
 void tcf_funlock(tcf_store *s);
-int tcf_check_file(int fd, int mode, const char *what, char *err);
-int tcf_reopen_index(tc_file *f, char *err);
-int tcf_writer_fd(tc_file *f, char *err);
-int tcf_sync(tc_file *f, int force);
-/* pwrite() all of p at off, retrying EINTR; 0, or -1 with errno (ENOSPC
- * for a write that wrote nothing) */
-int tcf_pwrite_all(int fd, const unsigned char *p, size_t len, uint64_t off);
 uint64_t tcf_boot(void);
 uint32_t tcf_abi(void);
 int tcf_install(tcf_store *s, tcf_idx *nx);
+void tcf_dirty(tcf_store *s);
+int tcf_writer_fd(tc_file *f, char *err);
+/* pwrite() all of p at off, retrying EINTR; 0, or -1 with errno (ENOSPC
+ * for a write that wrote nothing) */
+int tcf_pwrite_all(int fd, const unsigned char *p, size_t len, uint64_t off);
+int tcf_sync(tc_file *f, int force);
+
+/* tc_file_store.c: attaching a store (the process registry), the index
+ * file opened or rebuilt, the write lock */
+int tcf_attach(tc_file *f, const tc_file_config *c, char *err);
+int tcf_reopen_index(tc_file *f, char *err);
+int tcf_lock(tc_file *f, char *err);
+int tcf_lock_nowait(tc_file *f, char *err);
+void tcf_unlock(tc_file *f);
 void tc_file_release_held(void);
 
 /* tc_file_rebuild.c: a new index from the logs */
