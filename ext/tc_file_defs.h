@@ -368,14 +368,15 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 void tcf_caps_default(tcf_caps *c);
 
 /* tc_file_compact.c: appending, rotation, compaction, eviction, expiry;
- * all under the write lock except tcf_compact_all() */
+ * all under the write lock */
 int tcf_prepare_append(tc_file *f, uint64_t len, uint64_t *off, uint64_t *salt, char *err);
 int tcf_append(tc_file *f, const unsigned char *buf, size_t len, uint64_t off, char *err);
 void tcf_set_end(tcf_idx *x, uint64_t end);
 int tcf_rotate(tc_file *f, char *err);
 int tcf_make_room(tc_file *f, uint64_t need, int64_t now, char *err);
 void tcf_maybe_compact(tc_file *f, uint64_t need, int64_t now);
-int tcf_compact_all(tc_file *f, int64_t now, char *err);
+/* up to budget bytes of the oldest log: 1 progress, 0 nothing to do, -1 error */
+int tcf_compact_step(tc_file *f, uint64_t budget, int64_t now);
 int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *err);
 void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *crash);
 int tcf_sweep_expired(tc_file *f, int64_t now, char *err);
