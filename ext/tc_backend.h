@@ -163,6 +163,10 @@ typedef struct tc_backend {
 	/* ...and where this store's per-machine lease table lives: a file
 	 * path next to the store and its mode; TC_OK, or TC_ERR if none. */
 	int (*lease_home)(void *st, char *path, size_t n, int *mode);
+	/* ...or, optional, the engine and store whose leases this store's
+	 * entries take instead (TwoLevel: its slow level's): sets *be and *sst.
+	 * tc_lease_ops_for() asks it first. */
+	void (*lease_store)(void *st, const struct tc_backend **be, void **sst);
 
 	/* Optional: the TC_CAP_* of one open store, when they depend on its
 	 * options (TwoLevel: its slow engine's); NULL: `caps` above. */
