@@ -181,17 +181,6 @@ extern const tc_backend tc_backend_redis;
 extern const tc_backend tc_backend_memcached;
 extern const tc_backend tc_backend_twolevel;
 
-/* The engines this build has (tc_engines.c, the one place that knows which
- * are compiled in), each with the short name of its PHP class
- * (TagCache\<class_name>, final, extending TagCache\AbstractBackend).
- * Ends with {NULL, NULL}. */
-typedef struct {
-	const char *class_name;
-	const tc_backend *be;
-} tc_engine;
-
-extern const tc_engine tc_engines[];
-
 /* Set once at module startup from TAGCACHE_TEST_CRASH: engines call
  * tc_crash_point("name") where a SIGKILL test wants to stop them. */
 void tc_crash_point(const char *point);
