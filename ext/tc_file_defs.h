@@ -16,6 +16,20 @@
  * Readers take no lock: they follow the index under a seqlock and copy the
  * value out of the log through a read-only mapping, then check the
  * record's checksum. Writers take one robust mutex kept in the index.
+ *
+ * The engine's files form a stack, each using only those below it (the
+ * declarations below go bottom up, as the files do):
+ *
+ *   tc_file.c          options, the operations (the vtable), clean('old')
+ *   tc_file_store.c    attaching a store, the index opened or rebuilt, the
+ *                      write lock (a dead holder: the tail cut, or a rebuild)
+ *   tc_file_rebuild.c  a new index from the logs
+ *   tc_file_compact.c  appending, rotation, tombstones, compaction, eviction
+ *   tc_file_io.c       file checks, the directory lock, the writer's fd
+ *   tc_file_index.c    the index: slots, chains, tags, its heap
+ *   tc_file_log.c      records and log files, read-only log mappings
+ *
+ * (tc_file_stale.c: the stampede hooks, for the vtable.)
  */
 #ifndef TC_FILE_DEFS_H
 #define TC_FILE_DEFS_H
@@ -55,8 +69,8 @@ enum { TCF_FULL_NONE = 0, TCF_FULL_SLOTS, TCF_FULL_TAGS, TCF_FULL_HEAP };
 /* ------------------------------------------------------------ log files */
 
 /* The first 64 bytes of a log file. Everything up to `check` is written
- * once, at creation; `obsolete` is set in place later (see tombstones in
- * tc_file.c) and guarded by its complement instead. */
+ * once, at creation; `obsolete` is set in place later (see tcf_tombstones,
+ * tc_file_compact.c) and guarded by its complement instead. */
 typedef struct {
 	char magic[8];
 	uint32_t layout;
@@ -354,19 +368,6 @@ int tcf_writer_fd(tc_file *f, char *err);
 int tcf_pwrite_all(int fd, const unsigned char *p, size_t len, uint64_t off);
 int tcf_sync(tc_file *f, int force);
 
-/* tc_file_store.c: attaching a store (the process registry), the index
- * file opened or rebuilt, the write lock */
-int tcf_attach(tc_file *f, const tc_file_config *c, char *err);
-int tcf_reopen_index(tc_file *f, char *err);
-int tcf_lock(tc_file *f, char *err);
-int tcf_lock_nowait(tc_file *f, char *err);
-void tcf_unlock(tc_file *f);
-void tc_file_release_held(void);
-
-/* tc_file_rebuild.c: a new index from the logs */
-int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, char *err);
-void tcf_caps_default(tcf_caps *c);
-
 /* tc_file_compact.c: appending, rotation, compaction, eviction, expiry;
  * all under the write lock */
 int tcf_prepare_append(tc_file *f, uint64_t len, uint64_t *off, uint64_t *salt, char *err);
@@ -380,5 +381,18 @@ int tcf_compact_step(tc_file *f, uint64_t budget, int64_t now);
 int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *err);
 void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *crash);
 int tcf_sweep_expired(tc_file *f, int64_t now, char *err);
+
+/* tc_file_rebuild.c: a new index from the logs */
+int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, char *err);
+void tcf_caps_default(tcf_caps *c);
+
+/* tc_file_store.c: attaching a store (the process registry), the index
+ * file opened or rebuilt, the write lock */
+int tcf_attach(tc_file *f, const tc_file_config *c, char *err);
+int tcf_reopen_index(tc_file *f, char *err);
+int tcf_lock(tc_file *f, char *err);
+int tcf_lock_nowait(tc_file *f, char *err);
+void tcf_unlock(tc_file *f);
+void tc_file_release_held(void);
 
 #endif
