@@ -53,7 +53,7 @@ if test "$PHP_TAGCACHE" != "no"; then
 
   TAGCACHE_SOURCES="ext/tagcache.c ext/tc_class.c ext/tc_engines.c ext/tc_options.c ext/tc_net.c ext/tc_hash.c \
     ext/tc_shm_seg.c ext/tc_shm_alloc.c ext/tc_shm.c ext/tc_shm_index.c ext/tc_shm_evict.c ext/tc_shm_recover.c ext/tc_util.c \
-    ext/tc_file.c ext/tc_file_log.c ext/tc_file_index.c ext/tc_file_store.c \
+    ext/tc_file.c ext/tc_file_log.c ext/tc_file_index.c ext/tc_file_io.c ext/tc_file_store.c \
     ext/tc_file_rebuild.c ext/tc_file_compact.c \
     ext/tc_twolevel.c ext/tc_twolevel_node.c ext/tc_twolevel_opts.c ext/tc_file_journal.c \
     ext/tc_lease.c ext/tc_stale.c ext/tc_file_stale.c"

@@ -163,6 +163,10 @@ typedef struct tc_backend {
 	/* ...and where this store's per-machine lease table lives: a file
 	 * path next to the store and its mode; TC_OK, or TC_ERR if none. */
 	int (*lease_home)(void *st, char *path, size_t n, int *mode);
+	/* ...or, optional, the engine and store whose leases this store's
+	 * entries take instead (TwoLevel: its slow level's): sets *be and *sst.
+	 * tc_lease_ops_for() asks it first. */
+	void (*lease_store)(void *st, const struct tc_backend **be, void **sst);
 
 	/* Optional: the TC_CAP_* of one open store, when they depend on its
 	 * options (TwoLevel: its slow engine's); NULL: `caps` above. */
@@ -176,17 +180,6 @@ extern const tc_backend tc_backend_file;
 extern const tc_backend tc_backend_redis;
 extern const tc_backend tc_backend_memcached;
 extern const tc_backend tc_backend_twolevel;
-
-/* The engines this build has (tc_engines.c, the one place that knows which
- * are compiled in), each with the short name of its PHP class
- * (TagCache\<class_name>, final, extending TagCache\AbstractBackend).
- * Ends with {NULL, NULL}. */
-typedef struct {
-	const char *class_name;
-	const tc_backend *be;
-} tc_engine;
-
-extern const tc_engine tc_engines[];
 
 /* Set once at module startup from TAGCACHE_TEST_CRASH: engines call
  * tc_crash_point("name") where a SIGKILL test wants to stop them. */

@@ -31,13 +31,13 @@ static zend_object_handlers tc_handlers;
 /* The engine of a class: its own entry (the engine classes are final); NULL
  * for a class of the user's that extends AbstractBackend directly, whose
  * constructor then says so. */
-static const tc_backend *engine_of(zend_class_entry *ce)
+static const tc_engine *engine_of(zend_class_entry *ce)
 {
 	size_t i;
 
 	for (i = 0; tc_engines[i].be; i++) {
 		if (engine_ce[i] == ce) {
-			return tc_engines[i].be;
+			return &tc_engines[i];
 		}
 	}
 	return NULL;
@@ -47,7 +47,8 @@ static zend_object *tc_create(zend_class_entry *ce)
 {
 	tc_object *o = zend_object_alloc(sizeof(tc_object), ce);
 
-	o->be = engine_of(ce);
+	o->engine = engine_of(ce);
+	o->be = o->engine ? o->engine->be : NULL;
 	o->state = NULL;
 	o->config = o->be ? ecalloc(1, o->be->config_size) : NULL;
 	o->lifetime = 3600;

@@ -23,7 +23,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 #include "tc_lease.h"
 
 /* ------------------------------------------------------------- options */
@@ -665,6 +665,51 @@ static uint32_t *select_ids(tcf_store *s, tc_ids_mode mode, const tc_str *tags, 
 		return NULL;
 	}
 	return ids;
+}
+
+/* clean('old'): every log compacted, a megabyte per step, the lock taken
+ * and released around each step. Called without the lock. */
+static int tcf_compact_all(tc_file *f, int64_t now, char *err)
+{
+	tcf_hdr *H;
+	uint32_t stop;
+	uint64_t dead, steps, i;
+
+	if (tcf_lock(f, err) != TC_OK) {
+		return TC_ERR;
+	}
+	H = f->s->ix.hdr;
+	dead = H->log_bytes > H->live_bytes ? H->log_bytes - H->live_bytes : 0;
+	if (dead <= H->log_bytes / 16 + (uint64_t)TCF_LOGHDR * TCF_MAXLOGS) {
+		tcf_unlock(f);
+		return TC_OK;
+	}
+	if (TCF_LOGENT(&f->s->ix, H->active_log)->end > TCF_LOGHDR && tcf_rotate(f, err) != TC_OK) {
+		tcf_unlock(f);
+		return TC_ERR;
+	}
+	stop = H->active_log;
+	steps = H->log_bytes / (1024 * 1024) + 4 * TCF_MAXLOGS;
+	tcf_unlock(f);
+	for (i = 0; i < steps; i++) {
+		int r;
+
+		if (tcf_lock(f, err) != TC_OK) {
+			return TC_ERR;
+		}
+		H = f->s->ix.hdr;
+		r = H->first_log < stop ? tcf_compact_step(f, 1024 * 1024, now) : 0;
+		tcf_unlock(f);
+		if (r < 0) {
+			snprintf(err, TC_ERRBUF, "%.3000s: compaction stopped (no room to copy, or a damaged index)",
+			         f->s->dir);
+			return TC_ERR;
+		}
+		if (r == 0) {
+			return TC_OK;
+		}
+	}
+	return TC_OK;
 }
 
 static int file_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)

@@ -20,7 +20,7 @@
  * waits long; readers never wait at all (they read the old copy until the
  * index points at the new one, and an unlinked log stays readable through
  * the mappings that exist). clean('old') compacts everything, in steps that
- * release the lock in between.
+ * release the lock in between (tc_file.c, which takes the lock).
  *
  * Eviction (the live bytes would pass max_size): expired entries first,
  * then the whole oldest log, FIFO. A full log table alone evicts nothing:
@@ -38,32 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 
 #define BATCH 32  /* removals per odd window, so readers get through */
-
-/* pwrite() all of p at off (EINTR retried; a write of 0 bytes is ENOSPC). */
-int tcf_pwrite_all(int fd, const unsigned char *p, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t w = pwrite(fd, p, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len, (off_t)off);
-
-		if (w < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			return -1;
-		}
-		if (w == 0) {
-			errno = ENOSPC;
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
 
 void tcf_set_end(tcf_idx *x, uint64_t end)
 {
@@ -425,8 +402,6 @@ static void retire_log(tc_file *f, uint32_t v)
 	unlinkat(s->dirfd, name, 0);
 }
 
-static int compact_step(tc_file *f, uint64_t budget, int64_t now);
-
 /* Evicts the oldest log whole. 0 when there is nothing to evict. */
 static int drop_oldest(tc_file *f)
 {
@@ -471,7 +446,7 @@ int tcf_make_room(tc_file *f, uint64_t need, int64_t now, char *err)
 			int k;
 
 			for (k = 0; k < 1 << 16 && H->first_log == v && !x->tainted; k++) {
-				if (compact_step(f, 1024 * 1024, now) <= 0) {
+				if (tcf_compact_step(f, 1024 * 1024, now) <= 0) {
 					break;
 				}
 			}
@@ -501,7 +476,7 @@ typedef struct {
 
 /* One step: up to `budget` bytes of the oldest log. 1 when it made
  * progress, 0 when there is nothing to compact, -1 on error. */
-static int compact_step(tc_file *f, uint64_t budget, int64_t now)
+int tcf_compact_step(tc_file *f, uint64_t budget, int64_t now)
 {
 	tcf_store *s = f->s;
 	tcf_idx *x = &s->ix;
@@ -641,50 +616,5 @@ void tcf_maybe_compact(tc_file *f, uint64_t need, int64_t now)
 	    || f->s->ix.tainted) {
 		return;
 	}
-	compact_step(f, budget, now);
-}
-
-/* clean('old'): every log compacted, a megabyte per step, the lock taken
- * and released around each step. Called without the lock. */
-int tcf_compact_all(tc_file *f, int64_t now, char *err)
-{
-	tcf_hdr *H;
-	uint32_t stop;
-	uint64_t dead, steps, i;
-
-	if (tcf_lock(f, err) != TC_OK) {
-		return TC_ERR;
-	}
-	H = f->s->ix.hdr;
-	dead = H->log_bytes > H->live_bytes ? H->log_bytes - H->live_bytes : 0;
-	if (dead <= H->log_bytes / 16 + (uint64_t)TCF_LOGHDR * TCF_MAXLOGS) {
-		tcf_unlock(f);
-		return TC_OK;
-	}
-	if (TCF_LOGENT(&f->s->ix, H->active_log)->end > TCF_LOGHDR && tcf_rotate(f, err) != TC_OK) {
-		tcf_unlock(f);
-		return TC_ERR;
-	}
-	stop = H->active_log;
-	steps = H->log_bytes / (1024 * 1024) + 4 * TCF_MAXLOGS;
-	tcf_unlock(f);
-	for (i = 0; i < steps; i++) {
-		int r;
-
-		if (tcf_lock(f, err) != TC_OK) {
-			return TC_ERR;
-		}
-		H = f->s->ix.hdr;
-		r = H->first_log < stop ? compact_step(f, 1024 * 1024, now) : 0;
-		tcf_unlock(f);
-		if (r < 0) {
-			snprintf(err, TC_ERRBUF, "%.3000s: compaction stopped (no room to copy, or a damaged index)",
-			         f->s->dir);
-			return TC_ERR;
-		}
-		if (r == 0) {
-			return TC_OK;
-		}
-	}
-	return TC_OK;
+	tcf_compact_step(f, budget, now);
 }

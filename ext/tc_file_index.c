@@ -25,7 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 #include "tc_hash.h"
 
 #define SEED_KEY UINT64_C(0x6b6579)

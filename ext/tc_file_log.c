@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 #include "tc_hash.h"
 
 #define SEED_PAY  UINT64_C(0x7061796c6f6164)

@@ -48,7 +48,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 
 #define MAXFOUND 4096
 

@@ -6,7 +6,7 @@
  * index), so this one is never taken for one of them.
  */
 #include <stdio.h>
-#include "tc_file.h"
+#include "tc_file_defs.h"
 #include "tc_lease.h"
 
 const tc_stale_opts *tc_file_stale_opts(const void *config)

@@ -43,7 +43,6 @@
 #include "tc_lease.h"
 #include "tc_hash.h"
 #include "tc_util.h"
-#include "tc_twolevel.h"
 
 #define TC_LEASE_MAGIC  UINT64_C(0x3153455341454c54)  /* "TLEASES1" */
 #define TC_LEASE_SLOTS  4096u
@@ -465,8 +464,8 @@ uint64_t tc_lease_now_ms(void)
 
 const tc_lease_ops *tc_lease_ops_for(const tc_backend **be, void **st)
 {
-	if (*be == &tc_backend_twolevel && *st) {
-		tc_twolevel_slow(*st, be, st);
+	if ((*be)->lease_store && *st) {
+		(*be)->lease_store(*st, be, st);
 	}
 #ifdef HAVE_TAGCACHE_REDIS
 	if (*be == &tc_backend_redis) {

@@ -105,9 +105,9 @@ extern const tc_lease_ops tc_lease_memcached; /* tc_memcached_lease.c */
 #endif
 
 /* The network lease implementation of engine *be, NULL if it has none (a
- * lease_home engine uses the machine table). A TwoLevel store uses the
- * leases of its slow level: *be and *st become the slow engine and its
- * state. */
+ * lease_home engine uses the machine table). A store whose engine has a
+ * lease_store hook uses the leases of the store it names (TwoLevel: its
+ * slow level): *be and *st become that engine and its state. */
 const tc_lease_ops *tc_lease_ops_for(const tc_backend **be, void **st);
 
 /* Calls through l, keeping the process's list of held leases: a lease

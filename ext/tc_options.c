@@ -543,8 +543,8 @@ zend_result tc_options_init(tc_object *o, HashTable *opts)
 			return FAILURE;
 		}
 	} ZEND_HASH_FOREACH_END();
-	if (o->be == &tc_backend_twolevel) {
-		return tc_twolevel_options(o->config, opts);
+	if (o->engine->nested_options) {
+		return o->engine->nested_options(o->config, opts);
 	}
 	return SUCCESS;
 }

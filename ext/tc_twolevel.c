@@ -1238,7 +1238,7 @@ static const tc_stale_opts *tl_stale_opts(const void *config)
 	return &((const tc_twolevel_config *)config)->stale;
 }
 
-void tc_twolevel_slow(void *st, const tc_backend **be, void **sst)
+static void tc_twolevel_slow(void *st, const tc_backend **be, void **sst)
 {
 	tl_state *s = st;
 
@@ -1314,4 +1314,5 @@ const tc_backend tc_backend_twolevel = {
 	.mshutdown = tc_tl_node_shutdown,
 	.caps_of = tl_caps_of,
 	.stale_opts = tl_stale_opts,
+	.lease_store = tc_twolevel_slow,
 };

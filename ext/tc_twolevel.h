@@ -112,7 +112,5 @@ void tc_tl_node_shutdown(void);
 
 extern const tc_backend tc_backend_twolevel;
 const tc_journal_ops *tc_journal_for(const tc_backend *be);
-/* the slow level's engine and state (its leases are TwoLevel's) */
-void tc_twolevel_slow(void *st, const tc_backend **be, void **sst);
 
 #endif
