@@ -473,9 +473,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	} else {
 		tc_slot *sl;
 
-		slot = H->free_slot;
+		slot = tc_idlist_pop(TC_IDLIST(m->slots), &H->free_slot);
 		sl = &m->slots[slot - 1];
-		H->free_slot = sl->next;
 		sl->hash = h;
 		sl->blk = r;
 		sl->next = m->buckets[h & m->bmask];

@@ -368,8 +368,7 @@ void tc_remove_entry(tc_shm_map *m, uint32_t id)
 	for (j = 0; j < e->ntags; j++) {
 		tc_tag_release(m, l[j].tag);
 	}
-	sl->next = m->hdr->free_slot;
-	m->hdr->free_slot = id;
+	tc_idlist_push(TC_IDLIST(m->slots), &m->hdr->free_slot, id);
 	m->hdr->entries--;
 	tc_free_blk(m, r);
 }
