@@ -591,18 +591,7 @@ static uint32_t ix_count(void *m, uint32_t t)
  * ix_entry() then marks the segment damaged. */
 static uint32_t ix_member(void *ix, uint32_t t, uint32_t i)
 {
-	tc_shm_map *m = ix;
-	uint32_t s = TC_TARR(TC_BLK(m, TC_TAGREC(TC_BLK(m, t))->arr))[i];
-	tc_ref r;
-
-	if (s < 1 || s > m->nslots) {
-		return s == TC_MEMBER_SKIP ? 0 : s;
-	}
-	r = m->slots[s - 1].blk;
-	if (r && !tc_entry_sane(m, r)) {
-		return s;
-	}
-	return tc_tag_member(m, t, i) ? s : TC_MEMBER_SKIP;
+	return tc_tag_member_sel(ix, t, i);
 }
 
 static int ix_carries(void *m, uint32_t slot, uint32_t t)
