@@ -117,20 +117,13 @@ void tcf_bind(tcf_idx *x, unsigned char *base, size_t size)
 void tcf_format(tcf_idx *x)
 {
 	tcf_hdr *h = x->hdr;
-	uint32_t i;
 
 	memset(x->slots, 0, (size_t)x->nslots * sizeof(tcf_slot));
 	memset(x->buckets, 0, (size_t)(x->bmask + 1) * 4);
 	memset(x->tags, 0, (size_t)x->ntags * sizeof(tcf_tag));
 	memset(x->tagbuckets, 0, (size_t)(x->tbmask + 1) * 4);
-	for (i = 0; i < x->nslots; i++) {
-		x->slots[i].next = i + 2 <= x->nslots ? i + 2 : 0;
-	}
-	for (i = 0; i < x->ntags; i++) {
-		x->tags[i].next = i + 2 <= x->ntags ? i + 2 : 0;
-	}
-	h->free_slot = 1;
-	h->free_tag = 1;
+	tc_idlist_reset(TC_IDLIST(x->slots), x->nslots, &h->free_slot);
+	tc_idlist_reset(TC_IDLIST(x->tags), x->ntags, &h->free_tag);
 	h->entries = 0;
 	h->tags = 0;
 	h->heap_top = 1;  /* ref 0 means "none" */
@@ -468,8 +461,8 @@ static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uin
 	if (!nref) {
 		return 0;
 	}
+	tc_idlist_pop(TC_IDLIST(x->tags), &H->free_tag);
 	T = &x->tags[t - 1];
-	H->free_tag = T->next;
 	memcpy(TCF_H(x, nref), name, len);
 	T->hash = h;
 	T->count = 0;
@@ -577,8 +570,7 @@ static void tag_drop(tcf_idx *x, uint32_t t)
 	free_members(x, T);
 	tcf_hfree(x, T->name, units_of(T->nlen));
 	memset(T, 0, sizeof(*T));
-	T->next = x->hdr->free_tag;
-	x->hdr->free_tag = t;
+	tc_idlist_push(TC_IDLIST(x->tags), &x->hdr->free_tag, t);
 	x->hdr->tags--;
 }
 
@@ -716,7 +708,7 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
 		sl->mtime = mtime;
 		__atomic_store_n(&sl->log, log, __ATOMIC_RELEASE);
 	} else {
-		H->free_slot = sl->next;
+		tc_idlist_pop(TC_IDLIST(x->slots), &H->free_slot);
 		sl->hash = h;
 		sl->off = off;
 		sl->len = len;
@@ -888,9 +880,8 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 	sl->hash = 0;
 	sl->links = 0;
 	sl->ntags = 0;
-	sl->next = H->free_slot;
+	tc_idlist_push(TC_IDLIST(x->slots), &H->free_slot, slot);
 	tcf_rseq_end(q);
-	H->free_slot = slot;
 	H->entries--;
 }
 
@@ -1029,7 +1020,7 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 		}
 	}
 	steps = 0;
-	for (i = H->free_slot; i; i = x->slots[i - 1].next) {
+	for (i = H->free_slot; i; i = tc_idlist_next(TC_IDLIST(x->slots), i)) {
 		if (i > x->nslots || x->slots[i - 1].log || ++steps > x->nslots) {
 			tc_report_add(&P, "free slot list is broken");
 			break;

@@ -473,9 +473,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	} else {
 		tc_slot *sl;
 
-		slot = H->free_slot;
+		slot = tc_idlist_pop(TC_IDLIST(m->slots), &H->free_slot);
 		sl = &m->slots[slot - 1];
-		H->free_slot = sl->next;
 		sl->hash = h;
 		sl->blk = r;
 		sl->next = m->buckets[h & m->bmask];
@@ -592,18 +591,7 @@ static uint32_t ix_count(void *m, uint32_t t)
  * ix_entry() then marks the segment damaged. */
 static uint32_t ix_member(void *ix, uint32_t t, uint32_t i)
 {
-	tc_shm_map *m = ix;
-	uint32_t s = TC_TARR(TC_BLK(m, TC_TAGREC(TC_BLK(m, t))->arr))[i];
-	tc_ref r;
-
-	if (s < 1 || s > m->nslots) {
-		return s == TC_MEMBER_SKIP ? 0 : s;
-	}
-	r = m->slots[s - 1].blk;
-	if (r && !tc_entry_sane(m, r)) {
-		return s;
-	}
-	return tc_tag_member(m, t, i) ? s : TC_MEMBER_SKIP;
+	return tc_tag_member_sel(ix, t, i);
 }
 
 static int ix_carries(void *m, uint32_t slot, uint32_t t)

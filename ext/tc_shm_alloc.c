@@ -26,11 +26,6 @@ int tc_size_class(uint32_t units)
 	return k < TC_NCLASSES ? k : TC_NCLASSES - 1;
 }
 
-int tc_ref_ok(const tc_shm_map *m, tc_ref r)
-{
-	return r >= 1 && r < m->heap_units - 1;
-}
-
 static tc_free *fl(tc_shm_map *m, tc_ref r)
 {
 	return (tc_free *)TC_PAYLOAD(TC_BLK(m, r));

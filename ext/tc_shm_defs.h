@@ -221,15 +221,52 @@ void tc_free_blk(tc_shm_map *m, tc_ref r);
 void tc_heap_reset(tc_shm_map *m);
 void tc_freelist_push(tc_shm_map *m, tc_ref r);
 int tc_size_class(uint32_t units);
-int tc_ref_ok(const tc_shm_map *m, tc_ref r);
+/* A block ref inside the heap (not the sentinels); inline: every walk of
+ * the index checks each ref it follows (a clean: 2-3 per tag link). */
+static inline int tc_ref_ok(const tc_shm_map *m, tc_ref r)
+{
+	return r >= 1 && r < m->heap_units - 1;
+}
 
 /* tc_shm_index.c: under the lock */
 uint32_t tc_key_hash(const unsigned char *p, size_t len);
 uint32_t tc_tag_hash(const unsigned char *p, size_t len);
 uint32_t tc_entry_check(const tc_entry *e);
 /* The bytes of an entry block with these lengths, header included. */
-uint64_t tc_entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen);
-int tc_entry_sane(const tc_shm_map *m, tc_ref r);
+static inline uint64_t tc_entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen)
+{
+	return sizeof(tc_blk) + sizeof(tc_entry) + ntags * sizeof(tc_link) + klen + vlen + tnlen;
+}
+
+/* The block at ref r if it is of that type, of at least min units, and
+ * inside the heap; NULL otherwise. Inline, with tc_entry_sane(): a clean
+ * checks every entry and tag record it follows (issue 15's profile). */
+static inline const tc_blk *tc_blk_at(const tc_shm_map *m, tc_ref r, uint16_t type, uint32_t min)
+{
+	const tc_blk *b;
+
+	if (!tc_ref_ok(m, r)) {
+		return NULL;
+	}
+	b = TC_BLK(m, r);
+	if (b->type != type || b->size < min || b->size > m->heap_units - 1 - r) {
+		return NULL;
+	}
+	return b;
+}
+
+/* A block that claims to be an entry, checked against the heap's bounds. */
+static inline int tc_entry_sane(const tc_shm_map *m, tc_ref r)
+{
+	const tc_blk *b = tc_blk_at(m, r, TC_B_ENTRY, 4);
+	const tc_entry *e;
+
+	if (!b) {
+		return 0;
+	}
+	e = TC_ENTRY(b);
+	return tc_entry_bytes(e->ntags, e->klen, e->vlen, e->tnlen) <= (uint64_t)b->size * TC_UNIT;
+}
 uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h);
 tc_entry *tc_slot_entry(tc_shm_map *m, uint32_t id);
 /* For slot ids read from the segment: the entry, or NULL (and the segment
@@ -242,6 +279,7 @@ int tc_tag_reserve(tc_shm_map *m, tc_ref t);
 void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l);
 /* The slot of member k of tag t if it still holds, else 0. */
 uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k);
+uint32_t tc_tag_member_sel(const tc_shm_map *m, tc_ref t, uint32_t k);
 void tc_tag_drop(tc_shm_map *m, tc_ref t);
 /* An entry that carried tag t is gone: one live member less. */
 void tc_tag_release(tc_shm_map *m, tc_ref t);

@@ -35,40 +35,6 @@ uint32_t tc_entry_check(const tc_entry *e)
 	return (uint32_t)tc_hash(k, (size_t)e->klen + e->vlen + e->tnlen, seed);
 }
 
-uint64_t tc_entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen)
-{
-	return sizeof(tc_blk) + sizeof(tc_entry) + ntags * sizeof(tc_link) + klen + vlen + tnlen;
-}
-
-/* The block at ref r if it is of that type, of at least min units, and
- * inside the heap; NULL otherwise. */
-static const tc_blk *blk_at(const tc_shm_map *m, tc_ref r, uint16_t type, uint32_t min)
-{
-	const tc_blk *b;
-
-	if (!tc_ref_ok(m, r)) {
-		return NULL;
-	}
-	b = TC_BLK(m, r);
-	if (b->type != type || b->size < min || b->size > m->heap_units - 1 - r) {
-		return NULL;
-	}
-	return b;
-}
-
-/* A block that claims to be an entry, checked against the heap's bounds. */
-int tc_entry_sane(const tc_shm_map *m, tc_ref r)
-{
-	const tc_blk *b = blk_at(m, r, TC_B_ENTRY, 4);
-	const tc_entry *e;
-
-	if (!b) {
-		return 0;
-	}
-	e = TC_ENTRY(b);
-	return tc_entry_bytes(e->ntags, e->klen, e->vlen, e->tnlen) <= (uint64_t)b->size * TC_UNIT;
-}
-
 /* Under the lock: slot id (1-based) of the key, 0 if absent. Sets tainted
  * when the chain is broken. */
 uint32_t tc_find(tc_shm_map *m, const unsigned char *k, uint32_t klen, uint32_t h)
@@ -119,7 +85,7 @@ tc_entry *tc_slot_entry_chk(tc_shm_map *m, uint32_t id)
 /* A tag record and its member array, checked against the heap's bounds. */
 int tc_tag_ok(const tc_shm_map *m, tc_ref t)
 {
-	const tc_blk *b = blk_at(m, t, TC_B_TAG, 2), *ab;
+	const tc_blk *b = tc_blk_at(m, t, TC_B_TAG, 2), *ab;
 	const tc_tag *T;
 
 	if (!b) {
@@ -133,7 +99,7 @@ int tc_tag_ok(const tc_shm_map *m, tc_ref t)
 	if (!T->cap) {
 		return 1;
 	}
-	ab = blk_at(m, T->arr, TC_B_TARR, 0);
+	ab = tc_blk_at(m, T->arr, TC_B_TARR, 0);
 	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
 }
 
@@ -210,6 +176,39 @@ static tc_link *member_link(const tc_shm_map *m, tc_ref t, uint32_t k, uint32_t 
 		}
 	}
 	return NULL;
+}
+
+/* What tc_select() asks of member k of tag t (ix_member), with one check
+ * of the entry: its slot if the member holds; TC_MEMBER_SKIP if it no
+ * longer does (lazy removal); a slot out of range, or one whose block is
+ * no sound entry, as it is (the caller's entry check then marks the
+ * segment damaged). */
+uint32_t tc_tag_member_sel(const tc_shm_map *m, tc_ref t, uint32_t k)
+{
+	const tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t s = TC_TARR(TC_BLK(m, T->arr))[k], j;
+	const tc_entry *e;
+	const tc_link *l;
+	tc_ref r;
+
+	if (s < 1 || s > m->nslots) {
+		return s == TC_MEMBER_SKIP ? 0 : s;
+	}
+	r = m->slots[s - 1].blk;
+	if (!r) {
+		return TC_MEMBER_SKIP;
+	}
+	if (!tc_entry_sane(m, r)) {
+		return s;
+	}
+	e = TC_ENTRY(TC_BLK(m, r));
+	l = TC_LINKS(e);
+	for (j = 0; j < e->ntags; j++) {
+		if (l[j].tag == t && l[j].pos == k) {
+			return s;
+		}
+	}
+	return TC_MEMBER_SKIP;
 }
 
 uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k)
@@ -317,7 +316,7 @@ void tc_tag_drop(tc_shm_map *m, tc_ref t)
  * longer hold (compacted, and shrunk when it can be). */
 void tc_tag_release(tc_shm_map *m, tc_ref t)
 {
-	const tc_blk *b = blk_at(m, t, TC_B_TAG, 2);
+	const tc_blk *b = tc_blk_at(m, t, TC_B_TAG, 2);
 	tc_tag *T;
 
 	if (!b || TC_TAGREC(b)->live == 0) {
@@ -368,8 +367,7 @@ void tc_remove_entry(tc_shm_map *m, uint32_t id)
 	for (j = 0; j < e->ntags; j++) {
 		tc_tag_release(m, l[j].tag);
 	}
-	sl->next = m->hdr->free_slot;
-	m->hdr->free_slot = id;
+	tc_idlist_push(TC_IDLIST(m->slots), &m->hdr->free_slot, id);
 	m->hdr->entries--;
 	tc_free_blk(m, r);
 }

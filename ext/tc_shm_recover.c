@@ -88,8 +88,7 @@ static int reindex(tc_shm_map *m, tc_ref r)
 		tc_free_blk(m, r);
 		return 0;
 	}
-	slot = H->free_slot;
-	H->free_slot = m->slots[slot - 1].next;
+	slot = tc_idlist_pop(TC_IDLIST(m->slots), &H->free_slot);
 	m->slots[slot - 1].blk = r;
 	m->slots[slot - 1].hash = h;
 	m->slots[slot - 1].atime = TC_TICK(H);
@@ -378,7 +377,7 @@ slots:
 	if (used_slots != H->entries) {
 		tc_report_add(&R, "%u slots in use, header says %u entries", used_slots, H->entries);
 	}
-	for (i = H->free_slot; i; i = m->slots[i - 1].next) {
+	for (i = H->free_slot; i; i = tc_idlist_next(TC_IDLIST(m->slots), i)) {
 		if (i > m->nslots || m->slots[i - 1].blk || ++free_slots > m->nslots) {
 			tc_report_add(&R, "free slot list is damaged at %u", i);
 			break;

@@ -96,15 +96,11 @@ static void bind_map(tc_shm_map *m, unsigned char *base, size_t size,
 void tc_shm_index_reset(tc_shm_map *m)
 {
 	tc_shm_hdr *h = m->hdr;
-	uint32_t i;
 
 	memset(m->slots, 0, (size_t)m->nslots * sizeof(tc_slot));
 	memset(m->buckets, 0, (size_t)(m->bmask + 1) * 4);
 	memset(m->tagbuckets, 0, (size_t)(m->tbmask + 1) * 4);
-	for (i = 0; i < m->nslots; i++) {
-		m->slots[i].next = i + 2 <= m->nslots ? i + 2 : 0;
-	}
-	h->free_slot = 1;
+	tc_idlist_reset(TC_IDLIST(m->slots), m->nslots, &h->free_slot);
 	h->entries = 0;
 	h->tags = 0;
 	h->clock = 0;

@@ -1,7 +1,7 @@
 /*
- * tc_sync.h: the synchronisation primitives the shm and file engines share
- * (plain C, header only): the seqlock writer and reader, the readers'
- * retry policy, and the robust process-shared write lock.
+ * tc_sync.h: the primitives the shm and file engines share (plain C,
+ * header only): the seqlock writer and reader, the readers' retry policy,
+ * the robust process-shared write lock, and the slot free list.
  *
  * Seqlock memory order (TECHNOTES "Reading without a lock" gives the
  * argument): the writer stores the odd value (relaxed), then a release
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,6 +122,53 @@ static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, 
 		}
 	}
 	return r;
+}
+
+/* ------------------------------------------------------ slot free list */
+
+/* A table of fixed-size records (shm and file slots, file tag records)
+ * whose free ones form a list through a u32 link field: ids are index + 1,
+ * 0 ends the list, the head lives in the segment's header. TC_IDLIST(a)
+ * names the table a (a typed pointer whose records have a `next` link) for
+ * the functions below. The caller checks that the list is not empty and a
+ * popped id against the table's size (a damaged head). */
+#define TC_IDLIST(a) (void *)(a), sizeof(*(a)), offsetof(__typeof__(*(a)), next)
+
+static inline uint32_t *tc_idlist_link(void *a, size_t stride, size_t off, uint32_t id)
+{
+	return (uint32_t *)((char *)a + (size_t)(id - 1) * stride + off);
+}
+
+/* Every record of n on the list, in order (the lowest id first). */
+static inline void tc_idlist_reset(void *a, size_t stride, size_t off, uint32_t n, uint32_t *head)
+{
+	uint32_t i;
+
+	for (i = 1; i <= n; i++) {
+		*tc_idlist_link(a, stride, off, i) = i < n ? i + 1 : 0;
+	}
+	*head = n ? 1 : 0;
+}
+
+/* Takes the head (not 0) off the list; returns it. */
+static inline uint32_t tc_idlist_pop(void *a, size_t stride, size_t off, uint32_t *head)
+{
+	uint32_t id = *head;
+
+	*head = *tc_idlist_link(a, stride, off, id);
+	return id;
+}
+
+static inline void tc_idlist_push(void *a, size_t stride, size_t off, uint32_t *head, uint32_t id)
+{
+	*tc_idlist_link(a, stride, off, id) = *head;
+	*head = id;
+}
+
+/* The id after id on the list (a verifier's walk). */
+static inline uint32_t tc_idlist_next(void *a, size_t stride, size_t off, uint32_t id)
+{
+	return *tc_idlist_link(a, stride, off, id);
 }
 
 #endif
