@@ -580,10 +580,10 @@ static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, con
  *
  * Per process, sized by memory, not by a count: a chained hash table on
  * the 64-bit hash of the entry key (prefix included), one malloc'd node
- * per entry holding its tag names (u8 length + bytes each, no prefix), the
- * whole (nodes, their malloc overhead, the bucket array) kept within
- * hint_memory (tagcache.memcached.hint_memory, default 8M: about 45,000
- * entries of 8 tags of 12 bytes). Nothing is evicted until the budget is
+ * per entry holding its tags' hashes and names (u8 length + bytes each, no
+ * prefix), the whole (nodes, their malloc overhead, the bucket array) kept
+ * within hint_memory (tagcache.memcached.hint_memory, default 8M: about
+ * 37,000 entries of 8 tags of 12 bytes). Nothing is evicted until the budget is
  * full; then the least recently used node goes. Two entry keys of one
  * hash share a node: a wrong guess, found as such (the names are compared
  * with the record's). The largest hint_memory of the instances that used
