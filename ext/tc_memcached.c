@@ -146,6 +146,7 @@ static int apply_client(tcm_config *c, char *err)
 }
 
 static void mc_close(void *sp);
+static void tcm_state_prepare(tcm_state *st);
 
 static int mc_open(void **state, const void *config, char *err)
 {
@@ -203,6 +204,7 @@ static int mc_open(void **state, const void *config, char *err)
 		st->read_ms = 1;
 	}
 	st->retry_s = (int64_t)(st->cfg.retry_interval + 0.999);
+	tcm_state_prepare(st);
 	*state = st;
 	return TC_OK;
 fail:
@@ -233,25 +235,51 @@ static void mc_close(void *sp)
  * (kinds E and T): no byte of a caller's id ever reaches the protocol.
  * The record holds the id, so two ids of one hash are told apart.
  */
+static unsigned char safe_byte[256];   /* 1 for [A-Za-z0-9_.{}-]; safe_init() */
+
+static void safe_init(void)
+{
+	int c;
+
+	if (safe_byte['a']) {
+		return;
+	}
+	for (c = 0; c < 256; c++) {
+		safe_byte[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+		               || c == '.' || c == '-' || c == '{' || c == '}';
+	}
+}
+
 static int safe_name(const char *p, size_t n)
 {
+	const unsigned char *u = (const unsigned char *)p;
 	size_t i;
+	unsigned ok = 1;
 
 	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)p[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
-		      || c == '.' || c == '-' || c == '{' || c == '}')) {
-			return 0;
-		}
+		ok &= safe_byte[u[i]];
 	}
-	return 1;
+	return (int)ok;
+}
+
+/* What make_key() and view_of() take from the prefix; mc_open() calls it
+ * once the prefix is final (the tests' states call it too). */
+static void tcm_state_prepare(tcm_state *st)
+{
+	safe_init();
+	st->plen = strlen(st->cfg.prefix);
+	st->phash = tc_hash(st->cfg.prefix, st->plen, 0x76696577);
+	memcpy(st->logkey, st->cfg.prefix, st->plen);
+	st->logkey[st->plen] = 'c';
+	st->logkey[st->plen + 1] = '\0';
+	st->logkey_len = st->plen + 1;
+	st->vconn = NULL;
 }
 
 /* buf: at least TCM_KEY_MAX + 1 bytes */
 static size_t make_key(const tcm_state *st, char kind, const char *name, size_t nlen, char *buf)
 {
-	size_t pl = strlen(st->cfg.prefix);
+	size_t pl = st->plen;
 
 	memcpy(buf, st->cfg.prefix, pl);
 	if (!name) {
@@ -429,13 +457,17 @@ static int rec_parse(char *p, size_t len, rec_t *r)
 
 /* mget of n keys on the server of `group`: the values found (16 hex
  * digits) in vers[], have[i] = 1 for each. TC_OK or TC_ERR (recorded).
- * The first nraw keys are taken whole instead: raw[i] (malloc'd, NULL when
- * missing), rawlen[i]. */
+ * The first nraw keys (at most 2) are taken whole instead: raw[i] (NULL
+ * when missing), rawlen[i], borrowed from the handle's result buffers
+ * (writable; no copy, no malloc) until the next mget on the handle that
+ * takes keys whole. Replies are fetched into the handle's spare result,
+ * which trades places with slot i when it holds key i < nraw: an mget
+ * with nraw = 0 leaves the earlier raw values alone. */
 static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, const char *const *keys,
                 const size_t *klens, size_t n, uint64_t *vers, char *have, size_t nraw, char **raw, size_t *rawlen)
 {
+	static char empty[1];
 	memcached_return_t rc;
-	memcached_result_st res;
 	size_t next = 0, i;
 
 	memset(have, 0, n);
@@ -447,19 +479,16 @@ static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, con
 	if (memcached_failed(rc)) {
 		return failed(st, cn, group, glen, rc, "get");
 	}
-	if (!memcached_result_create(cn->mc, &res)) {
-		memcached_quit(cn->mc);
-		return failed(st, cn, group, glen, MEMCACHED_MEMORY_ALLOCATION_FAILURE, "get");
-	}
 	for (;;) {
+		memcached_result_st *res = cn->slot[TCM_RESULTS - 1];
 		const char *k;
 		size_t kl, j;
 
-		if (!memcached_fetch_result(cn->mc, &res, &rc)) {
+		if (!memcached_fetch_result(cn->mc, res, &rc)) {
 			break;
 		}
-		k = memcached_result_key_value(&res);
-		kl = memcached_result_key_length(&res);
+		k = memcached_result_key_value(res);
+		kl = memcached_result_key_length(res);
 		/* replies come in request order (text protocol): look from the last one */
 		for (j = 0; j < n; j++) {
 			i = (next + j) % n;
@@ -473,18 +502,18 @@ static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, con
 		next = i + 1;
 		if (i < nraw) {
 			if (!raw[i]) {
-				rawlen[i] = memcached_result_length(&res);
-				raw[i] = memcached_result_take_value(&res);
+				cn->slot[TCM_RESULTS - 1] = cn->slot[i];
+				cn->slot[i] = res;
+				rawlen[i] = memcached_result_length(res);
+				raw[i] = rawlen[i] ? (char *)memcached_result_value(res) : empty;
 				have[i] = raw[i] != NULL;
 			}
 			continue;
 		}
-		have[i] = parse_version(memcached_result_value(&res), memcached_result_length(&res), &vers[i]) == 0;
+		have[i] = parse_version(memcached_result_value(res), memcached_result_length(res), &vers[i]) == 0;
 	}
-	memcached_result_free(&res);
 	if (rc != MEMCACHED_END && rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND) {
 		for (i = 0; i < nraw; i++) {
-			free(raw[i]);
 			raw[i] = NULL;
 		}
 		return failed(st, cn, group, glen, rc, "get");
@@ -495,12 +524,12 @@ static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, con
 /* Key buffers for an entry's tags: one block, on the stack (inl) up to
  * KS_INLINE keys, else malloc'd (mem). th[]: the tags' name hashes. */
 #define KS_INLINE 12
-#define KS_PER_KEY (sizeof(char *) + sizeof(size_t) + 2 * sizeof(uint64_t) + TCM_KEY_MAX + 1 + 1)
+#define KS_PER_KEY (sizeof(char *) + sizeof(size_t) + 3 * sizeof(uint64_t) + TCM_KEY_MAX + 1 + 1)
 typedef struct {
 	char (*buf)[TCM_KEY_MAX + 1];
 	const char **keys;
 	size_t *lens;
-	uint64_t *vers, *th;
+	uint64_t *vers, *th, *want;
 	char *have;
 	char *mem;
 	uint64_t inl[(KS_INLINE * KS_PER_KEY + 7) / 8];
@@ -519,7 +548,8 @@ static int keyset_init(keyset *ks, size_t n)
 	}
 	ks->vers = (uint64_t *)p;
 	ks->th = ks->vers + n;
-	ks->lens = (size_t *)(ks->th + n);
+	ks->want = ks->th + n;
+	ks->lens = (size_t *)(ks->want + n);
 	ks->keys = (const char **)(ks->lens + n);
 	ks->buf = (char (*)[TCM_KEY_MAX + 1])(ks->keys + n);
 	ks->have = (char *)(ks->buf + n);
@@ -550,10 +580,10 @@ static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, con
  *
  * Per process, sized by memory, not by a count: a chained hash table on
  * the 64-bit hash of the entry key (prefix included), one malloc'd node
- * per entry holding its tag names (u8 length + bytes each, no prefix), the
- * whole (nodes, their malloc overhead, the bucket array) kept within
- * hint_memory (tagcache.memcached.hint_memory, default 8M: about 45,000
- * entries of 8 tags of 12 bytes). Nothing is evicted until the budget is
+ * per entry holding its tags' hashes and names (u8 length + bytes each, no
+ * prefix), the whole (nodes, their malloc overhead, the bucket array) kept
+ * within hint_memory (tagcache.memcached.hint_memory, default 8M: about
+ * 37,000 entries of 8 tags of 12 bytes). Nothing is evicted until the budget is
  * full; then the least recently used node goes. Two entry keys of one
  * hash share a node: a wrong guess, found as such (the names are compared
  * with the record's). The largest hint_memory of the instances that used
@@ -567,9 +597,13 @@ typedef struct hint_node {
 	struct hint_node *newer, *older;      /* LRU list */
 	uint64_t h;
 	uint32_t ntags;
-	uint32_t len;                         /* of names[] */
-	char names[];
+	uint32_t len;                         /* bytes after the struct: th[] and the names */
+	uint64_t th[];                        /* the tags' hashes (tag_hash()), then their names */
 } hint_node;
+
+#define HINT_NAMES(n) ((char *)((n)->th + (n)->ntags))   /* u8 length + bytes, per tag */
+
+static uint64_t tag_hash(const char *name, size_t len);
 
 static struct {
 	hint_node **buckets;
@@ -706,6 +740,7 @@ static const hint_node *hint_find(const tcm_state *st, const char *ekey, size_t 
 static int hint_matches(const hint_node *n, const rec_t *rec)
 {
 	size_t off = 0, noff = 0;
+	const char *names = HINT_NAMES(n);
 	uint32_t i;
 
 	if (n->ntags != rec->ntags) {
@@ -715,7 +750,7 @@ static int hint_matches(const hint_node *n, const rec_t *rec)
 		uint16_t tl;
 
 		memcpy(&tl, rec->tags + off, 2);
-		if ((unsigned char)n->names[noff] != tl || memcmp(n->names + noff + 1, rec->tags + off + 2, tl) != 0) {
+		if ((unsigned char)names[noff] != tl || memcmp(names + noff + 1, rec->tags + off + 2, tl) != 0) {
 			return 0;
 		}
 		noff += 1 + (size_t)tl;
@@ -749,6 +784,7 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
 		}
 		len += 1 + tl;
 	}
+	len += n * sizeof(uint64_t);
 	h = hint_hash(ekey, eklen);
 	pp = hint_ref(h);
 	if (*pp) {
@@ -771,6 +807,7 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
 	node->ntags = (uint32_t)n;
 	node->len = (uint32_t)len;
 	for (i = 0, off = 0, len = 0; i < n; i++) {
+		char *nm = HINT_NAMES(node);
 		const char *p;
 
 		if (names) {
@@ -781,8 +818,9 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
 			p = rec->tags + off + 2;
 			off += 2 + (size_t)tl + 8;
 		}
-		node->names[len] = (char)tl;
-		memcpy(node->names + len + 1, p, tl);
+		nm[len] = (char)tl;
+		memcpy(nm + len + 1, p, tl);
+		node->th[i] = tag_hash(p, tl);
 		len += 1 + tl;
 	}
 	node->chain = NULL;
@@ -903,7 +941,7 @@ static struct {
 
 /* The view of the entry key's server, or NULL when versions are not
  * cached (hint_memory 0, or no memory). */
-static tcm_view *view_of(const tcm_state *st, tcm_conn *cn, const char *ekey, size_t eklen)
+static tcm_view *view_of(tcm_state *st, tcm_conn *cn, const char *ekey, size_t eklen)
 {
 	uint64_t seed[2];
 	uint32_t srv = 0;
@@ -913,6 +951,9 @@ static tcm_view *view_of(const tcm_state *st, tcm_conn *cn, const char *ekey, si
 
 	if (st->cfg.hint_memory == 0) {
 		return NULL;
+	}
+	if (st->vconn == cn && cn->nservers == 1 && tvc.slot && tvc.views[st->vidx].id == st->vid) {
+		return &tvc.views[st->vidx];   /* the last answer, still that view */
 	}
 	/* a quarter of hint_memory (the largest an instance asked for) */
 	want = TVC_MIN_SLOTS;
@@ -935,17 +976,22 @@ static tcm_view *view_of(const tcm_state *st, tcm_conn *cn, const char *ekey, si
 	}
 	seed[0] = cn->key;
 	seed[1] = srv;
-	id = tc_hash(seed, sizeof(seed), tc_hash(st->cfg.prefix, strlen(st->cfg.prefix), 0x76696577)) | 1;
+	id = tc_hash(seed, sizeof(seed), st->phash) | 1;
 	for (i = 0; i < VIEWS_MAX; i++) {
 		if (tvc.views[i].id == id) {
-			return &tvc.views[i];
+			break;
 		}
 	}
-	i = tvc.next_view++ % VIEWS_MAX;
-	tvc.views[i].id = id;
-	tvc.views[i].epoch = 0;
-	tvc.views[i].seq = 0;
-	tvc.views[i].gen = ++tvc.gen;
+	if (i == VIEWS_MAX) {
+		i = tvc.next_view++ % VIEWS_MAX;
+		tvc.views[i].id = id;
+		tvc.views[i].epoch = 0;
+		tvc.views[i].seq = 0;
+		tvc.views[i].gen = ++tvc.gen;
+	}
+	st->vconn = cn;
+	st->vid = id;
+	st->vidx = i;
 	return &tvc.views[i];
 }
 
@@ -1061,14 +1107,17 @@ static size_t find_key(const keyset *ks, size_t first, size_t n, size_t *cursor,
 /*
  * The record's tags against the current versions: those read by the first
  * multi-get (ks->keys[first..n)), else those cached under view v. TC_OK
- * (all equal), TC_MISS, or NEED_READ with the keys still to read in tk
- * (*npend of them; want[]: the record's versions of them). A version read
- * now decides; a cached one that is fresh and equal decides, as does a
+ * (all equal), TC_MISS, TC_ERR (no memory) or NEED_READ with the keys still
+ * to read in tk (*npend of them; tk->want[]: the record's versions of
+ * them; tk is made here, on the first, and is to be freed by the caller
+ * whatever the answer: it starts with tk->mem NULL). A version read now
+ * decides; a cached one that is fresh and equal decides, as does a
  * superseded one that equals the record's (that tag was cleaned since);
- * one that is not cached or differs is read.
+ * one that is not cached or differs is read. ths: the tags' hashes in the
+ * record's order (a hint that names the record's tags), or NULL.
  */
 static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, const keyset *ks, size_t first,
-                      size_t n, keyset *tk, uint64_t *want, size_t *npend)
+                      size_t n, const uint64_t *ths, keyset *tk, size_t *npend)
 {
 	size_t off, j, cursor = first;
 	uint32_t i;
@@ -1085,7 +1134,7 @@ static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, 
 		name = rec->tags + off + 2;
 		memcpy(&rv, name + tl, 8);
 		off += 2 + (size_t)tl + 8;
-		th = tag_hash(name, tl);
+		th = ths ? ths[i] : tag_hash(name, tl);
 		j = n > first ? find_key(ks, first, n, &cursor, th) : n;
 		if (j < n) {
 			kl = make_key(st, 't', name, tl, key);
@@ -1107,11 +1156,14 @@ static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, 
 		if (!kl) {
 			kl = make_key(st, 't', name, tl, key);
 		}
+		if (*npend == 0 && keyset_init(tk, rec->ntags) != 0) {
+			return TC_ERR;
+		}
 		memcpy(tk->buf[*npend], key, kl + 1);
 		tk->keys[*npend] = tk->buf[*npend];
 		tk->lens[*npend] = kl;
 		tk->th[*npend] = th;
-		want[*npend] = rv;
+		tk->want[*npend] = rv;
 		(*npend)++;
 	}
 	return *npend ? NEED_READ : TC_OK;
@@ -1119,8 +1171,9 @@ static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, 
 
 /* The versions of check_tags()'s second read against the record's; they go
  * into the cache. */
-static int check_pending(const tcm_view *v, const keyset *tk, const uint64_t *want, size_t np)
+static int check_pending(const tcm_view *v, const keyset *tk, size_t np)
 {
+	const uint64_t *want = tk->want;
 	int r = TC_OK;
 	size_t j;
 
@@ -1143,13 +1196,16 @@ static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_n
 	size_t n = 2, off = 0;
 	uint32_t i;
 
-	keyset_put(ks, 1, st, 'c', NULL, 0);
+	const char *names = hint ? HINT_NAMES(hint) : NULL;
+
+	ks->keys[1] = st->logkey;
+	ks->lens[1] = st->logkey_len;
 	for (i = 0; hint && i < hint->ntags; i++) {
-		size_t nl = (unsigned char)hint->names[off];
-		uint64_t cv, old, th = tag_hash(hint->names + off + 1, nl);
+		size_t nl = (unsigned char)names[off];
+		uint64_t cv, old, th = hint->th[i];
 
 		if (!view || !tver_get(view, th, &cv, &old)) {
-			keyset_put(ks, n, st, 't', hint->names + off + 1, nl);
+			keyset_put(ks, n, st, 't', names + off + 1, nl);
 			ks->th[n++] = th;
 		}
 		off += 1 + nl;
@@ -1168,10 +1224,10 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 {
 	tcm_conn *cn = tcm_conn_get(st);
 	const hint_node *hint;
+	const uint64_t *ths = NULL;
 	tcm_view *view;
 	char *raw[2];
 	size_t rawlen[2], n, j, np = 0;
-	uint64_t *want = NULL;
 	clog_t log;
 	keyset ks, tk;
 	int r, have_log;
@@ -1189,6 +1245,8 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	ks.keys[0] = ekey;
 	ks.lens[0] = *eklen;
 	n = first_keys(st, view, hint, &ks);
+	/* raw[]: in the handle's result buffers until its next mget that
+	 * takes values whole (the second read below takes none) */
 	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, n, ks.vers, ks.have, 2, raw, rawlen);
 	if (r != TC_OK) {
 		keyset_free(&ks);
@@ -1204,12 +1262,10 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 			}
 		}
 	}
-	free(raw[1]);
 	if (!raw[0]) {
 		keyset_free(&ks);
 		return TC_MISS;
 	}
-	st->held = raw[0];
 	r = TC_MISS;
 	tk.mem = NULL;
 	if (rec_parse(raw[0], rawlen[0], rec) != 0) {
@@ -1225,25 +1281,22 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	if (!allow_expired && rec->expire < now_s()) {
 		goto out;
 	}
-	if (st->cfg.hint_memory > 0 && !(hint ? hint_matches(hint, rec) : rec->ntags == 0)) {
+	if (hint && hint_matches(hint, rec)) {
+		ths = hint->th;
+	} else if (st->cfg.hint_memory > 0 && (hint || rec->ntags > 0)) {
 		hint_put(st, ekey, *eklen, NULL, rec->ntags, rec);   /* frees the old hint */
 	}
 	hint = NULL;
-	if (keyset_init(&tk, rec->ntags) != 0 || !(want = malloc((rec->ntags ? rec->ntags : 1) * sizeof(*want)))) {
-		r = TC_ERR;
-		goto out;
-	}
-	r = check_tags(st, view, rec, &ks, 2, n, &tk, want, &np);
+	r = check_tags(st, view, rec, &ks, 2, n, ths, &tk, &np);
 	if (r == NEED_READ) {
 		st->second_reads++;
 		if (mget(st, cn, ekey, *eklen, tk.keys, tk.lens, np, tk.vers, tk.have, 0, NULL, NULL) != TC_OK) {
 			r = TC_ERR;
 			goto out;
 		}
-		r = check_pending(view, &tk, want, np);
+		r = check_pending(view, &tk, np);
 	}
 out:
-	free(want);
 	keyset_free(&ks);
 	keyset_free(&tk);
 	return r;
@@ -1367,8 +1420,7 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 	if (view) {
 		view_observe(view, cache ? &log : NULL);
 	}
-	r = log_for_save(st, cn, group, glen, ks->keys[0], ks->lens[0], raw, rawlen, epoch);
-	free(raw);
+	r = log_for_save(st, cn, group, glen, ks->keys[0], ks->lens[0], raw, rawlen, epoch);   /* raw: borrowed */
 	if (r != TC_OK) {
 		return TC_ERR;
 	}

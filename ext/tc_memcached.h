@@ -21,6 +21,7 @@
 #define TCM_SERVERS_MAX 64
 #define TCM_KEY_MAX     250      /* memcached's key length limit */
 #define TCM_GROUP_MAX   16       /* "g<number>": a key that maps to one server */
+#define TCM_RESULTS     3        /* result buffers of a handle: two values taken whole, one spare */
 
 #define TCM_ON_ERROR_MISS      TC_ON_ERROR_MISS       /* on_error (tc_net.h) */
 #define TCM_ON_ERROR_EXCEPTION TC_ON_ERROR_EXCEPTION
@@ -56,6 +57,11 @@ typedef struct tcm_conn {
 	int refs;
 	int nservers;
 	char (*group)[TCM_GROUP_MAX];  /* group[i]: a key that ketama maps to server i */
+	/* mget()'s result buffers, kept from one call to the next (no malloc
+	 * a reply): slot[] points into res[] in the order of the last mget */
+	memcached_result_st res[TCM_RESULTS];
+	memcached_result_st *slot[TCM_RESULTS];
+	int nres;                      /* res[0..nres) created */
 } tcm_conn;
 
 typedef struct {
@@ -70,6 +76,15 @@ typedef struct {
 	char *held;                    /* a record kept while PHP allocates; freed by the next call */
 	int64_t hits, misses, saves, removes, cleans, errors, too_large, collisions, reconnects;
 	int64_t second_reads;           /* loads whose tag hint was missing or wrong: two round trips */
+	/* from the prefix, set by mc_open() (tcm_state_prepare()) */
+	size_t plen;                   /* strlen(cfg.prefix) */
+	uint64_t phash;                /* the prefix's hash: a view's identity (view_of()) */
+	char logkey[TC_OPT_STRMAX + 2];  /* <prefix>c */
+	size_t logkey_len;
+	/* view_of()'s last answer: the view of (handle, server 0) */
+	const tcm_conn *vconn;
+	uint64_t vid;
+	unsigned vidx;
 } tcm_state;
 
 /* tc_memcached_conn.c */

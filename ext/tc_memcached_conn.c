@@ -45,12 +45,20 @@ static void orphan(tcm_conn *cn)
 	orphans = cn;
 }
 
+static void results_free(tcm_conn *cn)
+{
+	while (cn->nres > 0) {
+		memcached_result_free(&cn->res[--cn->nres]);
+	}
+}
+
 static void conn_free(tcm_conn *cn)
 {
 	if (cn->gen != gen) {
 		orphan(cn);
 		return;
 	}
+	results_free(cn);
 	if (cn->mc) {
 		memcached_free(cn->mc);
 	}
@@ -138,10 +146,24 @@ static tcm_conn *conn_new(tcm_state *st, char *err)
 	}
 	cn->gen = gen;
 	cn->nservers = n;
+	for (i = 0; i < TCM_RESULTS; i++) {
+		if (!memcached_result_create(cn->mc, &cn->res[i])) {
+			results_free(cn);
+			memcached_free(cn->mc);
+			free(cn);
+			snprintf(err, TC_ERRBUF, "out of memory");
+			return NULL;
+		}
+		cn->slot[i] = &cn->res[i];
+		cn->nres = i + 1;
+	}
 	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_DISTRIBUTION, MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA);
 	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
 	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
-	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_VERIFY_KEY, 1);
+	/* no VERIFY_KEY: every key is made safe by construction (prefix checked
+	 * at open, names outside [A-Za-z0-9_.{}-] hashed, tc_memcached.c
+	 * make_key()); libmemcached's isgraph() of every byte cost ~270
+	 * instructions a load. It still checks the length. */
 	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_CONNECT_TIMEOUT, (uint64_t)st->connect_ms);
 	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_POLL_TIMEOUT, (uint64_t)st->read_ms);
 	memcached_behavior_set(cn->mc, MEMCACHED_BEHAVIOR_RCV_TIMEOUT, (uint64_t)st->read_ms * 1000);
@@ -163,6 +185,7 @@ static tcm_conn *conn_new(tcm_state *st, char *err)
 
 			tc_addr_name(&sv[i], name, sizeof(name));
 			snprintf(err, TC_ERRBUF, "Option \"servers\": cannot add %.200s: %s", name, memcached_strerror(cn->mc, rc));
+			results_free(cn);
 			memcached_free(cn->mc);
 			free(cn);
 			return NULL;

@@ -57,7 +57,7 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
 	tcm_view *view;
 	keyset ks, tk;
 	size_t off, nh, n, j, np = 0;
-	uint64_t *want;
+	const uint64_t *ths = NULL;
 	clog_t log;
 	uint32_t i;
 	char *buf;
@@ -79,6 +79,7 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
 	r.tags_len = rec->tags_len;
 	r.data_len = rec->data_len;
 	st.cfg.hint_memory = 1 << 20;   /* hints and cached versions on, as by default */
+	tcm_state_prepare(&st);
 	cn.nservers = 1;
 	cn.key = 0x74657374;
 	*vsum = 0;
@@ -122,27 +123,22 @@ int tc_test_mc_read(const tc_test_mc_rec *rec, const char *ekey, size_t eklen, c
 		}
 	}
 	/* fetch_entry() after rec_parse() and the id, log and expiry checks */
-	if (!(hint ? hint_matches(hint, &r) : rec->ntags == 0)) {
+	if (hint && hint_matches(hint, &r)) {
+		ths = hint->th;
+	} else if (hint || rec->ntags > 0) {
 		hint_put(&st, ekey, eklen, NULL, rec->ntags, &r);
 	}
 	hint = NULL;
-	want = malloc((r.ntags ? r.ntags : 1) * sizeof(*want));
-	if (!want || keyset_init(&tk, r.ntags) != 0) {
-		free(want);
-		keyset_free(&ks);
-		keyset_free(&tk);
-		return TC_ERR;
-	}
-	rr = check_tags(&st, view, &r, &ks, 2, n, &tk, want, &np);
+	tk.mem = NULL;
+	rr = check_tags(&st, view, &r, &ks, 2, n, ths, &tk, &np);
 	if (rr == NEED_READ) {
 		/* the second mget: the server has the record's versions */
 		for (j = 0; j < np; j++) {
 			tk.have[j] = 1;
-			tk.vers[j] = want[j];
+			tk.vers[j] = tk.want[j];
 		}
-		rr = check_pending(view, &tk, want, np);
+		rr = check_pending(view, &tk, np);
 	}
-	free(want);
 	keyset_free(&ks);
 	keyset_free(&tk);
 	if (rr != TC_OK) {
@@ -191,6 +187,9 @@ static tcm_view *test_view(void)
 	static tcm_conn cn;
 
 	st.cfg.hint_memory = 1 << 20;
+	if (!st.logkey_len) {
+		tcm_state_prepare(&st);
+	}
 	cn.nservers = 1;
 	cn.key = 0x6c6f67;
 	return view_of(&st, &cn, "e:x", 3);
