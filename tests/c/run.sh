@@ -95,9 +95,9 @@ for u in "${UNITS[@]}"; do
 		ko "$u ended without a summary (exit status $rc)"
 	else
 		passed=$((passed + ${line%% passed*}))
-		n=${line#*, }; failed=$((failed + ${n%% failed*}))
+		n=${line#*, }; nf=${n%% failed*}; failed=$((failed + nf))
 		case "$line" in *skipped) n=${line##*failed, }; skipped=$((skipped + ${n%% skipped*})) ;; esac
-		[ "$rc" -eq 0 ] || [ "${n%% failed*}" -gt 0 ] || ko "$u exit status $rc"
+		[ "$rc" -eq 0 ] || [ "$nf" -gt 0 ] || ko "$u exit status $rc"
 	fi
 	echo "$u: $((SECONDS - t0)) s"
 done
