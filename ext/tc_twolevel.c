@@ -992,6 +992,7 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	mk = mark_of(s, id, &h);
 	ST(mk->h, h);
 	ST(mk->nonce, nonce);
+	tc_crash_point("twolevel_save_marked");   /* a saver killed between its mark and its fast write (tests) */
 	ferr[0] = '\0';
 	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(n->gen) != g0) {
 		/* a full fast level only costs a miss; a sync or a local
