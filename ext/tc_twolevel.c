@@ -257,14 +257,21 @@ static void journal_disarm(tl_state *s, char *r)
  * a process writes in order and takes its nonce after the slow write; a
  * reused pid belongs to a process that started after the dead one ended). */
 #define WORD_PID 0xffffffu
+/* In a mark, set while the save's fast write is under way (the pid needs
+ * 22 bits at most): such a mark vouches for no copy, so a save killed
+ * between its mark and its fast write (which leaves the previous copy)
+ * does not keep that copy past its record. */
+#define WORD_PENDING (UINT64_C(1) << 23)
 
 static uint64_t save_word(tc_tl_node *n)
 {
 	uint64_t nonce = ADD(n->nonce, 1) & ((UINT64_C(1) << 40) - 1);
 
-	return (nonce << 24) | ((uint64_t)getpid() & WORD_PID);
+	return (nonce << 24) | ((uint64_t)getpid() & (WORD_PID >> 1));
 }
 
+/* A pending mark (WORD_PENDING) never matches: its pid field differs from
+ * every record's. */
 static int mark_supersedes(uint64_t have, uint64_t rec)
 {
 	return have && (have == rec || ((have & WORD_PID) == (rec & WORD_PID) && (have >> 24) > (rec >> 24)));
@@ -987,16 +994,30 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 		}
 		return TC_ERR;
 	}
-	/* this copy is the one of record `nonce`: that record, when this node
-	 * replays it, leaves it; any other record of the id removes it */
+	/* the mark first, pending: from now on no record keeps the id's copy
+	 * (the previous one, until the fast write lands: a process killed in
+	 * between leaves it, and the mark must not vouch for it), and a fill
+	 * that lands after the fast write clears it (mark_clear) */
 	mk = mark_of(s, id, &h);
 	ST(mk->h, h);
-	ST(mk->nonce, nonce);
+	ST(mk->nonce, nonce | WORD_PENDING);
+	tc_crash_point("twolevel_save_marked");   /* a saver killed between its mark and its fast write (tests) */
 	ferr[0] = '\0';
 	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(n->gen) != g0) {
 		/* a full fast level only costs a miss; a sync or a local
 		 * invalidation since g0 may have missed this copy */
 		s->fast->remove(s->fst, id);
+	} else {
+		/* this copy is the one of record `nonce`: that record, when this
+		 * node replays it, leaves it; any other record of the id removes
+		 * it. Only if the mark is still ours and pending: a fill that
+		 * overwrote the copy since has cleared it (a plain store here
+		 * would make the mark vouch for the fill's older value), as has
+		 * a replay of a record of the id, and another save or a
+		 * tombstone has taken the slot. */
+		uint64_t want = nonce | WORD_PENDING;
+
+		__atomic_compare_exchange_n(&mk->nonce, &want, nonce, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
 	return TC_OK;
 }
