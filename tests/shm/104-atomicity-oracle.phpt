@@ -24,9 +24,14 @@ const MAX_LEN = 262144;
 
 $shared = new TagCache\Shm($opts); // inherited by the odd-numbered workers, others open their own
 $shared->clean('all');
-$end = microtime(true) + SECONDS;
+// Each worker runs for SECONDS from its own start, and at least MIN_OPS
+// operations however slow the machine (forking 8 workers under valgrind
+// on a loaded machine can take longer than SECONDS: a deadline set before
+// the forks left late workers no time at all).
+const MIN_OPS = 400;
 
-$res = tc_fork_workers(WRITERS + READERS, function (int $w) use ($opts, $ids, $end, $shared) {
+$res = tc_fork_workers(WRITERS + READERS, function (int $w) use ($opts, $ids, $shared) {
+    $end = microtime(true) + SECONDS;
     $c = $w % 2 ? $shared : new TagCache\Shm($opts);
     $r = ['saves' => 0, 'save_failed' => 0, 'reads' => 0, 'hits' => 0, 'bad' => [], 'backwards' => 0, 'sizes' => [0, 0]];
     $lastSeen = []; // "id/writer" => last seq seen: a writer's values of one id never go back in time
@@ -52,7 +57,7 @@ $res = tc_fork_workers(WRITERS + READERS, function (int $w) use ($opts, $ids, $e
         $lastSeen[$k] = max($lastSeen[$k] ?? 0, $chk['seq']);
     };
     $seq = 0;
-    for ($n = 0; $n < 200000 && microtime(true) < $end; $n++) {
+    for ($n = 0; $n < 200000 && ($n < MIN_OPS || microtime(true) < $end); $n++) {
         if ($w < WRITERS) {
             $id = $ids[mt_rand(0, count($ids) - 1)];
             // Sizes 1 B .. 256 KB, log-uniform, with the two extremes forced now and then.
@@ -76,7 +81,7 @@ $res = tc_fork_workers(WRITERS + READERS, function (int $w) use ($opts, $ids, $e
         }
     }
     return $r;
-}, SECONDS + 30, $dir);
+}, SECONDS + 120, $dir);
 
 $ok = true;
 $tot = ['saves' => 0, 'save_failed' => 0, 'reads' => 0, 'hits' => 0, 'bad' => 0, 'backwards' => 0, 'big' => 0];
