@@ -167,6 +167,10 @@ typedef struct tc_backend {
 	 * entries take instead (TwoLevel: its slow level's): sets *be and *sst.
 	 * tc_lease_ops_for() asks it first. */
 	void (*lease_store)(void *st, const struct tc_backend **be, void **sst);
+	/* ...and, optional, the engine's own leases across machines (Redis:
+	 * SET NX PX, memcached: add; tc_lease.h); NULL: the per-machine lease
+	 * table at lease_home, if any. */
+	const struct tc_lease_ops *lease_ops;
 
 	/* Optional: the TC_CAP_* of one open store, when they depend on its
 	 * options (TwoLevel: its slow engine's); NULL: `caps` above. */

@@ -467,17 +467,7 @@ const tc_lease_ops *tc_lease_ops_for(const tc_backend **be, void **st)
 	if ((*be)->lease_store && *st) {
 		(*be)->lease_store(*st, be, st);
 	}
-#ifdef HAVE_TAGCACHE_REDIS
-	if (*be == &tc_backend_redis) {
-		return &tc_lease_redis;
-	}
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
-	if (*be == &tc_backend_memcached) {
-		return &tc_lease_memcached;
-	}
-#endif
-	return NULL;
+	return (*be)->lease_ops;
 }
 
 /* Per thread under ZTS: a lease is its request's, and a request is one

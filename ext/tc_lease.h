@@ -97,12 +97,9 @@ typedef struct {
 
 /* The per-machine table (Shm, File, TwoLevel over File). */
 extern const tc_lease_ops tc_lease_machine;
-#ifdef HAVE_TAGCACHE_REDIS
+/* The network engines' own, which their vtables name (lease_ops). */
 extern const tc_lease_ops tc_lease_redis;     /* tc_redis_lease.c */
-#endif
-#ifdef HAVE_TAGCACHE_MEMCACHED
 extern const tc_lease_ops tc_lease_memcached; /* tc_memcached_lease.c */
-#endif
 
 /* The network lease implementation of engine *be, NULL if it has none (a
  * lease_home engine uses the machine table). A store whose engine has a

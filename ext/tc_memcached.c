@@ -2042,4 +2042,5 @@ const tc_backend tc_backend_memcached = {
 	.mshutdown = tc_memcached_shutdown,
 	.atfork_child = tcm_conn_atfork_child,
 	.stale_opts = mc_stale_opts,
+	.lease_ops = &tc_lease_memcached,
 };

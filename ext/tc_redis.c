@@ -1527,4 +1527,5 @@ const tc_backend tc_backend_redis = {
 	.mshutdown = tc_redis_shutdown,
 	.atfork_child = tcr_conn_atfork_child,
 	.stale_opts = redis_stale_opts,
+	.lease_ops = &tc_lease_redis,
 };
