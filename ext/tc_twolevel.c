@@ -47,7 +47,7 @@ typedef struct {
 	char pause[512];       /* test hook: TAGCACHE_TEST_TWOLEVEL_PAUSE */
 	/* counters of this object */
 	int64_t fast_hits, slow_hits, misses, fills, fills_skipped, fills_undone, slow_reads,
-		journal_errors, known_absent;
+		journal_errors, known_absent, tombstones_kept;
 } tl_state;
 
 enum { CUR_OK = 0, CUR_BEHIND, CUR_FAILED };
@@ -296,23 +296,113 @@ static void mark_clear(tl_state *s, tc_str id)
 	}
 }
 
-/* Tombstones: a mark whose pid field is 0 (no process has pid 0) says the
- * id is absent from the slow level since this node removed or cleaned it
- * there, so a fast miss while the node is current needs no slow read. It
- * only ever turns a read into a miss: set too eagerly (a concurrent save of
- * the id on this node, another node's save not replayed yet), it costs a
- * miss until that save's record is replayed (which clears it, as does any
- * save of the id on this node, which takes the slot). It lasts
- * max_staleness: a write that bypasses TwoLevel (no record) of an id this
- * node removed or cleaned is seen after that bound, as before tombstones.
- * The word: CLOCK_MONOTONIC ms << 24, pid field 0. */
-static void tomb_set(tl_state *s, tc_str id, uint64_t word)
-{
-	uint64_t h;
-	tc_tl_mark *mk = mark_of(s, id, &h);
+/* Tombstones: a mark that says the id is absent from the slow level since
+ * this node removed or cleaned it there, so a fast miss while the node is
+ * current needs no slow read (stat known_absent). Two kinds:
+ *
+ * - timed (pid field 0, CLOCK_MONOTONIC ms in the rest): put over any
+ *   mark. It lasts max_staleness and any record of the id that this node
+ *   applies ends it (the replay of its own earlier save too), since a save
+ *   of the id whose record was applied before it was put (a sync racing
+ *   the remove or clean) would otherwise stay hidden.
+ * - kept (pid field TOMB_KEEP, the nonce of save W in the rest): put by a
+ *   compare-and-swap over the final mark of this node's save W, read before
+ *   the slow remove or clean (before the fast listing of a clean, which
+ *   found W's copy under the clean's tags: the slow clean removed W's
+ *   entry), and only if no sync began from before that read until after the
+ *   swap (tomb_sync_snap()). W's slow write came before the remove or clean
+ *   (its mark is final only after its fast write), so the replay of W's own
+ *   record leaves it (stat tombstones_kept); any other record of the id
+ *   ends it, as any save of the id on this node does (it takes the slot),
+ *   a fill (mark_clear) and a gap (every slot cleared). It lasts as long
+ *   as the node is current, like a fast copy: no time limit.
+ *
+ * Either only turns a read into a miss. Every store of a mark's hash is
+ * preceded by a store of its word that no swap expects (the writer's
+ * pending word, or the timed tombstone), so a swap that expected W
+ * succeeds only while the slot still holds W's id. */
+#define TOMB_KEEP (UINT64_C(1) << 22)   /* a pid field no pid has (pid_max <= 2^22) */
 
+static int word_final_save(uint64_t w)
+{
+	uint64_t pid = w & WORD_PID;
+
+	return pid && !(pid & WORD_PENDING) && pid != TOMB_KEEP;
+}
+
+static uint64_t tomb_keep_word(uint64_t w)
+{
+	return (w & ~(uint64_t)WORD_PID) | TOMB_KEEP;
+}
+
+static void tomb_store(tc_tl_mark *mk, uint64_t h, uint64_t word)
+{
+	ST(mk->nonce, word);   /* first: a swap that expected the previous save's word fails */
 	ST(mk->h, h);
 	ST(mk->nonce, word);
+}
+
+/* The id's final own-save word if the slot holds one (read as word, hash,
+ * word: the same final word twice means no store of the hash in between),
+ * a kept tombstone's word, or 0. */
+static uint64_t mark_word_of(tc_tl_mark *mk, uint64_t h)
+{
+	uint64_t w1 = LD(mk->nonce), hh = LD(mk->h), w2 = LD(mk->nonce);
+
+	if (w1 != w2 || hh != h || !(word_final_save(w1) || (w1 & WORD_PID) == TOMB_KEEP)) {
+		return 0;
+	}
+	return w1;
+}
+
+/* No sync may apply a record between this snapshot (before the slow write
+ * and the fast listing) and the kept tombstones' swap: a record applied
+ * then (of a save that the remove or clean did not supersede) would have
+ * nothing to end. A sync makes gen odd, then counts itself (syncs or
+ * sync_failures), then makes gen even: UINT64_MAX while one runs. */
+static uint64_t tomb_sync_snap(tc_tl_node *n)
+{
+	uint64_t c = LD(n->syncs) + LD(n->sync_failures);
+
+	return LD(n->gen) & 1 ? UINT64_MAX : c;
+}
+
+static int tomb_sync_same(tc_tl_node *n, uint64_t snap)
+{
+	uint64_t g = LD(n->gen);
+
+	return snap != UINT64_MAX && !(g & 1) && LD(n->syncs) + LD(n->sync_failures) == snap;
+}
+
+/* Puts the tombstone of one id whose mark read w before the slow write:
+ * kept if w is the id's final own-save word and the swap succeeds, else
+ * timed. Returns whether it was kept (then *undo gets the kept word). */
+static int tomb_put(tc_tl_mark *mk, uint64_t h, uint64_t w, uint64_t timed, uint64_t *kept)
+{
+	if (w && (w & WORD_PID) == TOMB_KEEP) {
+		if (LD(mk->nonce) == w && LD(mk->h) == h) {
+			*kept = 0;   /* still there: absent since, and still absent */
+			return 0;
+		}
+	} else if (w && word_final_save(w)) {
+		uint64_t want = w, tw = tomb_keep_word(w);
+
+		if (__atomic_compare_exchange_n(&mk->nonce, &want, tw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			*kept = tw;
+			return 1;
+		}
+	}
+	tomb_store(mk, h, timed);
+	*kept = 0;
+	return 0;
+}
+
+/* A sync began since the snapshot: a kept tombstone becomes timed. */
+static void tomb_unkeep(tc_tl_mark *mk, uint64_t kept, uint64_t timed)
+{
+	uint64_t want = kept;
+
+	__atomic_compare_exchange_n(&mk->nonce, &want, timed, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 static int tomb_is(tl_state *s, tc_str id)
@@ -321,46 +411,69 @@ static int tomb_is(tl_state *s, tc_str id)
 	tc_tl_mark *mk = mark_of(s, id, &h);
 
 	w = LD(mk->nonce);
-	if (!w || (w & WORD_PID) != 0 || LD(mk->h) != h) {
+	if (!w || LD(mk->h) != h) {
+		return 0;
+	}
+	if ((w & WORD_PID) == TOMB_KEEP) {
+		return 1;
+	}
+	if ((w & WORD_PID) != 0) {
 		return 0;
 	}
 	now = (uint64_t)(mono_ns() / 1000000) & ((UINT64_C(1) << 40) - 1);
 	return now >= (w >> 24) && (int64_t)(now - (w >> 24)) * 1000000 < s->max_ns;
 }
 
-/* The hashes of the ids a fast listing emits, to put tombstones on once
- * the slow clean has succeeded. */
+/* The ids a fast listing emits (hash, and the mark's word then: see
+ * tomb_put()), to put tombstones on once the slow clean has succeeded. */
 typedef struct {
-	uint64_t *h;
+	tl_state *s;
+	uint64_t *h, *w;
 	size_t n, cap;
 } tomb_ctx;
 
 static void tomb_emit(void *cp, const char *p, size_t len)
 {
 	tomb_ctx *t = cp;
+	uint64_t h = tc_hash(p, len, 0);
 
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
-		uint64_t *nh = realloc(t->h, cap * sizeof(uint64_t));
+		uint64_t *nh = realloc(t->h, cap * sizeof(uint64_t)), *nw;
 
 		if (!nh) {
 			return;   /* fewer tombstones: only reads that ask the slow level */
 		}
 		t->h = nh;
+		nw = realloc(t->w, cap * sizeof(uint64_t));
+		if (!nw) {
+			return;
+		}
+		t->w = nw;
 		t->cap = cap;
 	}
-	t->h[t->n++] = tc_hash(p, len, 0);
+	t->w[t->n] = mark_word_of(&t->s->node.marks[h & (t->s->node.nmarks - 1)], h);
+	t->h[t->n++] = h;
 }
 
-static void tomb_apply(tl_state *s, tomb_ctx *t, uint64_t word)
+/* The clean's tombstones; snap: tomb_sync_snap() before the listing. */
+static void tomb_apply(tl_state *s, tomb_ctx *t, uint64_t timed, uint64_t snap)
 {
-	size_t i;
+	size_t i, nkept = 0;
 
 	for (i = 0; i < t->n; i++) {
 		tc_tl_mark *mk = &s->node.marks[t->h[i] & (s->node.nmarks - 1)];
+		uint64_t kept;
 
-		ST(mk->h, t->h[i]);
-		ST(mk->nonce, word);
+		if (tomb_put(mk, t->h[i], snap == UINT64_MAX ? 0 : t->w[i], timed, &kept)) {
+			t->w[nkept] = kept;   /* only the kept ones, for the check below */
+			t->h[nkept++] = t->h[i];
+		}
+	}
+	if (nkept && !tomb_sync_same(s->node.n, snap)) {
+		for (i = 0; i < nkept; i++) {
+			tomb_unkeep(&s->node.marks[t->h[i] & (s->node.nmarks - 1)], t->w[i], timed);
+		}
 	}
 }
 
@@ -547,7 +660,15 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 				uint64_t h = tc_hash(id.p, id.len, 0);
 				tc_tl_mark *mk = &s->node.marks[h & (s->node.nmarks - 1)];
 
-				skip = LD(mk->h) == h && mark_supersedes(LD(mk->nonce), nonce);
+				uint64_t have = LD(mk->nonce);
+
+				skip = LD(mk->h) == h && mark_supersedes(have, nonce);
+				if (!skip && LD(mk->h) == h && (have & WORD_PID) == TOMB_KEEP && have >> 24 == nonce >> 24) {
+					/* a kept tombstone of a remove or clean of this node
+					 * that superseded this very save: it stays */
+					skip = 1;
+					s->tombstones_kept++;
+				}
 			}
 			if (skip) {
 				ADD(n->own_skipped, 1);
@@ -640,8 +761,8 @@ static int do_sync(tl_state *s)
 		free(b.buf);
 	}
 	if (r == TC_ERR) {
+		ADD(n->sync_failures, 1);   /* before gen is even again (tomb_sync_snap) */
 		ADD(n->gen, 1);
-		ADD(n->sync_failures, 1);
 		if (!LD(n->fail_since_ns)) {
 			ST(n->fail_since_ns, start);
 		}
@@ -657,10 +778,10 @@ static int do_sync(tl_state *s)
 	}
 	ST(n->applied, head);
 	ST(n->epoch, ep);
+	ADD(n->syncs, 1);   /* before gen is even again (tomb_sync_snap) */
 	ADD(n->gen, 1);
 	ST(n->fail_since_ns, 0);
 	ST(n->synced_ns, start);
-	ADD(n->syncs, 1);
 	return CUR_OK;
 }
 
@@ -982,8 +1103,10 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	r = s->slow->save(s->sst, id, data, tags, ntags, expire, err);
 	journal_disarm(s, jr);
 	if (r != TC_OK) {
-		/* the slow level refused: whatever it holds, no copy here */
+		/* the slow level refused: whatever it holds, no copy here, and no
+		 * tombstone either (it may have written the entry) */
 		s->fast->remove(s->fst, id);
+		mark_clear(s, id);
 		return r;
 	}
 	if (!jdone && journal(s, 'I', REC_SAVE, &id, 1, nonce) != TC_OK) {
@@ -999,6 +1122,7 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	 * between leaves it, and the mark must not vouch for it), and a fill
 	 * that lands after the fast write clears it (mark_clear) */
 	mk = mark_of(s, id, &h);
+	ST(mk->nonce, nonce | WORD_PENDING);   /* first: see "kept" tombstones (tomb_put) */
 	ST(mk->h, h);
 	ST(mk->nonce, nonce | WORD_PENDING);
 	tc_crash_point("twolevel_save_marked");   /* a saver killed between its mark and its fast write (tests) */
@@ -1035,16 +1159,26 @@ static int tl_remove(void *sp, tc_str id)
 	tl_state *s = sp;
 	int jdone, r;
 	char *jr;
+	uint64_t snap, w, h, kept;
+	tc_tl_mark *mk;
 
 	/* fast first too: a process killed after the slow write leaves no copy
 	 * on its own node (whose records of its own writes it skips) */
 	s->fast->remove(s->fst, id);
+	/* before the slow write: whose save the remove supersedes (tomb_put) */
+	snap = tomb_sync_snap(s->node.n);
+	mk = mark_of(s, id, &h);
+	w = snap == UINT64_MAX ? 0 : mark_word_of(mk, h);
 	jr = journal_arm(s, 'I', 0, &id, 1, 0, &jdone);
 	r = s->slow->remove(s->sst, id);
 	journal_disarm(s, jr);
 	local_bump(s);
 	if (r != TC_ERR) {
-		tomb_set(s, id, tomb_word());
+		uint64_t timed = tomb_word();
+
+		if (tomb_put(mk, h, w, timed, &kept) && !tomb_sync_same(s->node.n, snap)) {
+			tomb_unkeep(mk, kept, timed);
+		}
 	}
 	s->fast->remove(s->fst, id);   /* a fill or save of this node in between */
 	if (r == TC_ERR) {
@@ -1060,7 +1194,8 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 {
 	tl_state *s = sp;
 	char ferr[TC_ERRBUF];
-	tomb_ctx t = {NULL, 0, 0};
+	tomb_ctx t = {s, NULL, NULL, 0, 0};
+	uint64_t snap = tomb_sync_snap(s->node.n);   /* before the listing (tomb_put) */
 	char kind = mode == TC_CLEAN_ALL ? 'A' : 'T';
 	int jdone = 0, r;
 	char *jr = NULL;
@@ -1080,9 +1215,10 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 	journal_disarm(s, jr);
 	local_bump(s);
 	if (r == TC_OK) {
-		tomb_apply(s, &t, tomb_word());
+		tomb_apply(s, &t, tomb_word(), snap);
 	}
 	free(t.h);
+	free(t.w);
 	ferr[0] = '\0';
 	s->fast->clean(s->fst, mode, tags, ntags, ferr);   /* a fill or save of this node in between */
 	if (r == TC_ERR || mode == TC_CLEAN_OLD) {
@@ -1181,6 +1317,7 @@ static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "fills_undone", s->fills_undone);
 	emit(ctx, "slow_reads", s->slow_reads);
 	emit(ctx, "known_absent", s->known_absent);
+	emit(ctx, "tombstones_kept", s->tombstones_kept);
 	emit(ctx, "journal_errors", s->journal_errors);
 	emit(ctx, "journal_pending", s->npending + s->pending_all);
 	emit(ctx, "node_syncs", (int64_t)LD(n->syncs));
