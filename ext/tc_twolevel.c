@@ -517,6 +517,26 @@ static size_t rec_hdr_of(const char *p, size_t len)
 	return len >= REC_HDR && (p[0] == 'i' || p[0] == 't' || p[0] == 'a') ? REC_HDR : 0;
 }
 
+/* Room for `need` more bytes after the `len` used in a growable buffer
+ * (doubling, from `first`): 0, or -1 when out of memory (left as it was). */
+static int buf_room(char **buf, size_t *cap, size_t len, size_t need, size_t first)
+{
+	size_t c;
+	char *nb;
+
+	if (len + need <= *cap) {
+		return 0;
+	}
+	c = (*cap ? *cap * 2 : first) + need;
+	nb = realloc(*buf, c);
+	if (!nb) {
+		return -1;
+	}
+	*buf = nb;
+	*cap = c;
+	return 0;
+}
+
 static void batch_emit(void *cp, uint64_t seq, const char *p, size_t len)
 {
 	batch *b = cp;
@@ -526,16 +546,9 @@ static void batch_emit(void *cp, uint64_t seq, const char *p, size_t len)
 	if (b->oom) {
 		return;
 	}
-	if (b->len + len > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 16384) + len;
-		char *nb = realloc(b->buf, cap);
-
-		if (!nb) {
-			b->oom = 1;
-			return;
-		}
-		b->buf = nb;
-		b->cap = cap;
+	if (buf_room(&b->buf, &b->cap, b->len, len, 16384) != 0) {
+		b->oom = 1;
+		return;
 	}
 	if (b->n == b->ncap) {
 		size_t ncap = b->ncap ? b->ncap * 2 : 256;
@@ -946,16 +959,9 @@ static void tag_collect(void *cp, const char *p, size_t len)
 		b->oom = 1;
 		return;
 	}
-	if (b->len + 2 + len > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 256) + len + 2;
-		char *nb = realloc(b->buf, cap);
-
-		if (!nb) {
-			b->oom = 1;
-			return;
-		}
-		b->buf = nb;
-		b->cap = cap;
+	if (buf_room(&b->buf, &b->cap, b->len, len + 2, 256) != 0) {
+		b->oom = 1;
+		return;
 	}
 	{
 		uint16_t l = (uint16_t)len;
