@@ -1402,25 +1402,97 @@ static int log_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t g
 
 /* The epoch of the clean log (keys[0]) and the current versions of the
  * tags (keys[1..n)) on the server of group, creating the missing ones (add:
- * a concurrent writer's value wins). Versions read after the log read in
- * the same mget go into the cache. */
+ * a concurrent writer's value wins). A tag whose version is cached is not
+ * asked for: the log read says whether it is still current (no clean of
+ * the tag since it was read, the same test a load makes), and only those
+ * that are not are read, after the log. A save of an entry whose tags this
+ * process knows is then a multi-get of one key, the log (it was 1 + the
+ * number of tags). Versions read after the log read go into the cache. */
 static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, keyset *ks, size_t n,
                              const tc_str *names, uint64_t *epoch)
 {
 	tcm_view *view = view_of(st, cn, group, glen);
 	char *raw;
-	size_t rawlen, i;
+	size_t rawlen, i, j, m = 1, cached = 0;
 	clog_t log;
 	int cache, r;
+	keyset rs;   /* the keys read: borrowed from ks; rs.want[j] = their index in ks */
 
-	if (mget(st, cn, group, glen, ks->keys, ks->lens, n, ks->vers, ks->have, 1, &raw, &rawlen) != TC_OK) {
+	if (keyset_init(&rs, n) != 0) {
+		keyset_free(&rs);
+		view = NULL;   /* no memory for the list: read them all */
+		rs.keys = ks->keys;
+		rs.lens = ks->lens;
+		rs.vers = ks->vers;
+		rs.have = ks->have;
+		m = n;
+	} else {
+		rs.keys[0] = ks->keys[0];
+		rs.lens[0] = ks->lens[0];
+		rs.want[0] = 0;
+		for (i = 1; i < n; i++) {
+			uint64_t cv, old;
+
+			ks->th[i] = tag_hash(names[i - 1].p, names[i - 1].len);
+			ks->have[i] = 0;
+			if (view && tver_get(view, ks->th[i], &cv, &old)) {
+				ks->vers[i] = cv;
+				ks->have[i] = 2;   /* cached: checked against the log below */
+				cached++;
+				continue;
+			}
+			rs.keys[m] = ks->keys[i];
+			rs.lens[m] = ks->lens[i];
+			rs.want[m++] = i;
+		}
+	}
+	if (mget(st, cn, group, glen, rs.keys, rs.lens, m, rs.vers, rs.have, 1, &raw, &rawlen) != TC_OK) {
+		if (rs.keys != ks->keys) {
+			keyset_free(&rs);
+		}
 		return TC_ERR;
+	}
+	if (rs.keys != ks->keys) {
+		for (j = 1; j < m; j++) {
+			ks->vers[rs.want[j]] = rs.vers[j];
+			ks->have[rs.want[j]] = rs.have[j];
+		}
 	}
 	cache = clog_parse(raw, rawlen, &log) == 0;
 	if (view) {
 		view_observe(view, cache ? &log : NULL);
 	}
 	r = log_for_save(st, cn, group, glen, ks->keys[0], ks->lens[0], raw, rawlen, epoch);   /* raw: borrowed */
+	if (r == TC_OK && cached) {
+		/* the cached versions the log did not name as cleaned since are
+		 * current; the others are read now, after the log */
+		m = 0;
+		for (i = 1; i < n; i++) {
+			uint64_t cv, old;
+
+			if (ks->have[i] != 2) {
+				continue;
+			}
+			if (cache && tver_get(view, ks->th[i], &cv, &old) && cv == ks->vers[i]) {
+				ks->have[i] = 3;   /* current: not put again */
+				continue;
+			}
+			ks->have[i] = 0;
+			rs.keys[m] = ks->keys[i];
+			rs.lens[m] = ks->lens[i];
+			rs.want[m++] = i;
+		}
+		if (m) {
+			r = mget(st, cn, group, glen, rs.keys, rs.lens, m, rs.vers, rs.have, 0, NULL, NULL);
+			for (j = 0; r == TC_OK && j < m; j++) {
+				ks->vers[rs.want[j]] = rs.vers[j];
+				ks->have[rs.want[j]] = rs.have[j];
+			}
+		}
+	}
+	if (rs.keys != ks->keys) {
+		keyset_free(&rs);
+	}
 	if (r != TC_OK) {
 		return TC_ERR;
 	}
@@ -1429,6 +1501,9 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 		memcached_return_t rc;
 		int attempt;
 
+		if (ks->have[i] == 3) {
+			continue;
+		}
 		for (attempt = 0; !ks->have[i] && attempt < 3; attempt++) {
 			uint64_t nv = new_version();
 
@@ -1457,7 +1532,8 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 			return failed(st, cn, group, glen, MEMCACHED_NOTSTORED, "creating a version key");
 		}
 		if (view && cache) {
-			tver_put(view, tag_hash(names[i - 1].p, names[i - 1].len), ks->vers[i]);
+			tver_put(view, rs.keys != ks->keys ? ks->th[i] : tag_hash(names[i - 1].p, names[i - 1].len),
+			         ks->vers[i]);
 		}
 	}
 	return TC_OK;
