@@ -1,5 +1,5 @@
 --TEST--
-TwoLevel fills: over Redis the slow read carries the entry's tags (load_tags: no second read); over File (no load_tags) and with the test hook TAGCACHE_TEST_TWOLEVEL_FILL=metadata a second read (metadata) does; either way the copy's tags are the entry's: a clean by one of them on another node reaches it, a clean by another tag does not
+TwoLevel fills over Redis and File: the slow read carries the entry's tags (load_tags: no second read; File: from the record, without the store's lock); with the test hook TAGCACHE_TEST_TWOLEVEL_FILL=metadata a second read (metadata) does; either way the copy's tags are the entry's: a clean by one of them on another node reaches it, a clean by another tag does not
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -19,7 +19,7 @@ tl_fill_tags('Redis', ['server' => '127.0.0.1', 'port' => $port, 'prefix' => 'tl
 echo "== File\n";
 $dir = sys_get_temp_dir() . '/tl020-' . getmypid();
 @mkdir($dir, 0700);
-tl_fill_tags('File', ['cache_dir' => $dir], 'tl020f', false);
+tl_fill_tags('File', ['cache_dir' => $dir], 'tl020f', true);
 tcr_rmtree($dir);
 echo "done\n";
 ?>
@@ -79,7 +79,7 @@ ok: B reads y from the slow level
 ok: B reads y again
 ok: B served y from its fast level
 ok: B filled x and y
-ok: each fill read the tags again (metadata)
+ok: no fill needed a second read
 ok: B's metadata of x
 ok: A cleans tag t2
 ok: B misses x after the bound: its copy carried t2
