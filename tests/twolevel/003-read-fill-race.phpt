@@ -42,7 +42,7 @@ foreach (['load_tags' => [], 'metadata' => ['TAGCACHE_TEST_TWOLEVEL_FILL' => 'me
         usleep(20000);
     }
     tl_same(false, tl_node($q, 'load', 'x'), 'B (process Q) syncs and misses x');
-    touch("$pause.go");
+    file_put_contents("$pause.go", "");   // not touch(): P unlinks it as soon as it sees it, which can fall between touch's create and its utime
     tl_same('old', tl_node_recv($p, 'load'), 'P returns what it read before the clean');
     tl_same(false, tl_node($q, 'load', 'x'), 'Q still misses x: the fill was dropped');
     tl_same(false, tl_node($p, 'load', 'x'), 'P misses x');
