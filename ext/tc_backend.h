@@ -131,6 +131,14 @@ typedef struct tc_backend {
 	/* tags of the entry go to emit, after the lock is released */
 	int (*metadata)(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit,
 	                void *ctx);
+	/* Optional (NULL: load(), then metadata()): load() with data
+	 * non-NULL that also gives the entry's tags to emit (same rules as
+	 * metadata's), from the same read of the entry: one round trip where
+	 * load() and metadata() take two, and the value, its tags and meta
+	 * (expire, mtime) all of one version. TwoLevel's fill uses it. */
+	int (*load_tags)(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc,
+	                 void *ctx, char **data, size_t *len, tc_meta *meta,
+	                 tc_emit_fn emit, void *ectx);
 	int (*touch)(void *st, tc_str id, int64_t extra);
 	/* Zend's ___expire() test hook */
 	int (*expire_now)(void *st, tc_str id);

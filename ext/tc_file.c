@@ -169,7 +169,8 @@ static inline void prefetch_record(const unsigned char *rec, uint32_t rlen)
  * damaged record or an inconsistent index: the caller repairs, under the
  * lock if it is free. */
 static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64_t now,
-                     tc_alloc_fn alloc, void *ctx, char **data, size_t *len, tc_meta *meta)
+                     tc_alloc_fn alloc, void *ctx, char **data, size_t *len, tc_meta *meta,
+                     tc_emit_fn emit, void *ectx)
 {
 	tcf_store *s = f->s;
 	tcf_idx *x;
@@ -306,6 +307,23 @@ static int load_fast(tc_file *f, tc_str id, uint32_t h, int allow_expired, int64
 				}
 				*data = buf;
 				*len = r.vlen;
+				if (emit) {
+					/* load_tags(): the record's tag names, which pcheck
+					 * covers too */
+					const unsigned char *nm = rec + TCF_REC + r.klen;
+					uint32_t j;
+
+					if (!tc_names_ok(nm, r.tnlen, r.ntags)) {
+						return 2;
+					}
+					for (j = 0; j < r.ntags; j++) {
+						uint16_t l;
+
+						memcpy(&l, nm, 2);
+						emit(ectx, (const char *)nm + 2, l);
+						nm += 2 + (size_t)l;
+					}
+				}
 			}
 		}
 		meta->expire = expire;
@@ -364,7 +382,7 @@ static int file_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, 
 	tcf_idx *x;
 	uint32_t h = tcf_key_hash((const unsigned char *)id.p, id.len), slot;
 	int64_t now = tc_now_coarse();
-	int rc = load_fast(f, id, h, allow_expired, now, alloc, ctx, data, len, meta);
+	int rc = load_fast(f, id, h, allow_expired, now, alloc, ctx, data, len, meta, NULL, NULL);
 	unsigned char *copy = NULL;
 	size_t vlen = 0;
 
@@ -881,6 +899,31 @@ static int file_metadata(void *st, tc_str id, tc_meta *meta, tc_emit_fn emit, vo
 	return slot ? tc_sbuf_done(&b, 0, emit, ctx) : TC_MISS;
 }
 
+/* The lock-free read, the tags from the record it found (no lock: a
+ * metadata() takes the store's lock). A damaged record or an inconsistent
+ * index (load_fast's 2, rare): metadata() under the lock, then load(). */
+static int file_load_tags(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx, char **data,
+                          size_t *len, tc_meta *meta, tc_emit_fn emit, void *ectx)
+{
+	tc_file *f = st;
+	tc_meta m;
+	int rc;
+
+	if (!data) {
+		return file_load(st, id, allow_expired, alloc, ctx, data, len, meta);
+	}
+	rc = load_fast(f, id, tcf_key_hash((const unsigned char *)id.p, id.len), allow_expired, tc_now_coarse(), alloc,
+	               ctx, data, len, meta, emit, ectx);
+	if (rc != 2) {
+		return rc;
+	}
+	rc = file_metadata(st, id, &m, emit, ectx);
+	if (rc != TC_OK) {
+		return rc;
+	}
+	return file_load(st, id, allow_expired, alloc, ctx, data, len, meta);
+}
+
 /* touch() and ___expire(): a TOUCH record, then the slot's expiry. */
 static int set_expire(tc_file *f, tc_str id, int64_t extra, int force_expired)
 {
@@ -1025,6 +1068,7 @@ const tc_backend tc_backend_file = {
 	.tags = file_tags,
 	.fill = file_fill,
 	.metadata = file_metadata,
+	.load_tags = file_load_tags,
 	.touch = file_touch,
 	.expire_now = file_expire_now,
 	.stats = file_stats,

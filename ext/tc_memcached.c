@@ -1302,8 +1302,25 @@ out:
 	return r;
 }
 
-static int mc_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
-                          char **data, size_t *len, tc_meta *meta)
+/* the tags of a fetched record, to emit */
+static void record_tags(const rec_t *rec, tc_emit_fn emit, void *ctx)
+{
+	size_t off;
+	uint32_t i;
+
+	for (i = 0, off = 0; i < rec->ntags; i++) {
+		uint16_t tl;
+
+		memcpy(&tl, rec->tags + off, 2);
+		emit(ctx, rec->tags + off + 2, tl);
+		off += 2 + (size_t)tl + 8;
+	}
+}
+
+/* load(), and with emit (data non-NULL) load_tags(): the record fetched
+ * carries the tags */
+static int load_rec(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                    char **data, size_t *len, tc_meta *meta, tc_emit_fn emit, void *ectx)
 {
 	tcm_state *st = sp;
 	char ekey[TCM_KEY_MAX + 1], *buf;
@@ -1324,6 +1341,9 @@ static int mc_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 		meta->mtime = rec.mtime;
 	}
 	if (data) {
+		if (emit) {
+			record_tags(&rec, emit, ectx);
+		}
 		buf = alloc(ctx, rec.raw_len);
 		if (!buf) {
 			return TC_ERR;
@@ -1349,6 +1369,19 @@ static int mc_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 	}
 	st->hits++;
 	return TC_OK;
+}
+
+static int mc_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                          char **data, size_t *len, tc_meta *meta)
+{
+	return load_rec(sp, id, allow_expired, alloc, ctx, data, len, meta, NULL, NULL);
+}
+
+/* one fetch (and its tag check): the record holds the tags */
+static int mc_load_tags(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                        char **data, size_t *len, tc_meta *meta, tc_emit_fn emit, void *ectx)
+{
+	return load_rec(sp, id, allow_expired, alloc, ctx, data, len, meta, data ? emit : NULL, ectx);
 }
 
 /* ---------------------------------------------------------- write path */
@@ -1951,9 +1984,8 @@ static int mc_metadata(void *sp, tc_str id, tc_meta *meta, tc_emit_fn emit, void
 {
 	tcm_state *st = sp;
 	char ekey[TCM_KEY_MAX + 1];
-	size_t eklen, off;
+	size_t eklen;
 	rec_t rec;
-	uint32_t i;
 	int r;
 
 	op_begin(st);
@@ -1963,13 +1995,7 @@ static int mc_metadata(void *sp, tc_str id, tc_meta *meta, tc_emit_fn emit, void
 	}
 	meta->expire = rec.expire;
 	meta->mtime = rec.mtime;
-	for (i = 0, off = 0; i < rec.ntags; i++) {
-		uint16_t tl;
-
-		memcpy(&tl, rec.tags + off, 2);
-		emit(ctx, rec.tags + off + 2, tl);
-		off += 2 + (size_t)tl + 8;
-	}
+	record_tags(&rec, emit, ctx);
 	return TC_OK;
 }
 
@@ -2109,6 +2135,7 @@ const tc_backend tc_backend_memcached = {
 	.tags = mc_tags,
 	.fill = mc_fill,
 	.metadata = mc_metadata,
+	.load_tags = mc_load_tags,
 	.touch = mc_touch,
 	.expire_now = mc_expire_now,
 	.stats = mc_stats,

@@ -408,8 +408,26 @@ static int may_evict(tcr_state *st, int shard)
 
 /* ----------------------------------------------------------------- load */
 
-static int redis_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
-                      char **data, size_t *len, tc_meta *meta)
+/* the tags of a parsed record, to emit */
+static void record_tags(const tcr_record *rec, tc_emit_fn emit, void *ctx)
+{
+	size_t off;
+
+	for (off = 0; off + 2 <= rec->tags_len;) {
+		size_t l = (unsigned char)rec->tags[off] | (size_t)(unsigned char)rec->tags[off + 1] << 8;
+
+		if (off + 2 + l > rec->tags_len) {
+			break;
+		}
+		emit(ctx, rec->tags + off + 2, l);
+		off += 2 + l;
+	}
+}
+
+/* load(), and with emit (data non-NULL) load_tags(): the record read
+ * carries the tags */
+static int load_rec(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                    char **data, size_t *len, tc_meta *meta, tc_emit_fn emit, void *ectx)
 {
 	tcr_state *st = sp;
 	char key[KEYBUF], H[KEYBUF];
@@ -509,6 +527,9 @@ static int redis_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc,
 			return TC_MISS;
 		}
 		hold(st, r);
+		if (emit) {
+			record_tags(&rec, emit, ectx);
+		}
 		buf = alloc(ctx, rec.raw_len);
 		if (!buf) {
 			unhold(st);
@@ -530,6 +551,19 @@ static int redis_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc,
 	}
 	st->hits++;
 	return TC_OK;
+}
+
+static int redis_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                      char **data, size_t *len, tc_meta *meta)
+{
+	return load_rec(sp, id, allow_expired, alloc, ctx, data, len, meta, NULL, NULL);
+}
+
+/* one GET: the record holds the tags, expire and mtime */
+static int redis_load_tags(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx,
+                           char **data, size_t *len, tc_meta *meta, tc_emit_fn emit, void *ectx)
+{
+	return load_rec(sp, id, allow_expired, alloc, ctx, data, len, meta, data ? emit : NULL, ectx);
 }
 
 /* ----------------------------------------------------------------- save */
@@ -1147,7 +1181,7 @@ static int redis_metadata(void *sp, tc_str id, tc_meta *meta, tc_emit_fn emit, v
 	char key[KEYBUF];
 	int shard = tcr_shard_of(st, id.p, id.len);
 	const char *argv[1];
-	size_t lens[1], off;
+	size_t lens[1];
 	redisReply *r;
 	tcr_record rec;
 
@@ -1168,15 +1202,7 @@ static int redis_metadata(void *sp, tc_str id, tc_meta *meta, tc_emit_fn emit, v
 	meta->expire = rec.expire;
 	meta->mtime = rec.mtime;
 	hold(st, r);
-	for (off = 0; off + 2 <= rec.tags_len;) {
-		size_t l = (unsigned char)rec.tags[off] | (size_t)(unsigned char)rec.tags[off + 1] << 8;
-
-		if (off + 2 + l > rec.tags_len) {
-			break;
-		}
-		emit(ctx, rec.tags + off + 2, l);
-		off += 2 + l;
-	}
+	record_tags(&rec, emit, ctx);
 	unhold(st);
 	return TC_OK;
 }
@@ -1518,6 +1544,7 @@ const tc_backend tc_backend_redis = {
 	.tags = redis_tags,
 	.fill = redis_fill,
 	.metadata = redis_metadata,
+	.load_tags = redis_load_tags,
 	.touch = redis_touch,
 	.expire_now = redis_expire_now,
 	.stats = redis_stats,

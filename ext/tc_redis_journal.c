@@ -23,12 +23,59 @@
 #include "tc_redis.h"
 #include "tc_twolevel.h"
 
-static void new_epoch(char *buf, size_t cap)
+/* On every journaled write's path: written by hand, not snprintf (which
+ * took half of rj_arm's instructions, a sixth of a TwoLevel save's). */
+static char *hex32(char *w, uint32_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	int i;
+
+	for (i = 7; i >= 0; i--) {
+		w[i] = digits[v & 15];
+		v >>= 4;
+	}
+	return w + 8;
+}
+
+/* v's decimal digits and a NUL; their number */
+static size_t dec64(char *buf, int64_t v)
+{
+	char tmp[24], *t = tmp + sizeof(tmp);
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	size_t n;
+
+	do {
+		*--t = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0) {
+		*--t = '-';
+	}
+	n = (size_t)(tmp + sizeof(tmp) - t);
+	memcpy(buf, t, n);
+	buf[n] = '\0';
+	return n;
+}
+
+/* 32 hex digits: two random words, the pid, the wall clock's ns (a new
+ * candidate every call: a journal recreated after a flush must not get the
+ * epoch it had) */
+static size_t new_epoch(char *buf, size_t cap)
 {
 	struct timespec ts;
+	char *w = buf;
 
+	if (cap < 33) {
+		buf[0] = '\0';
+		return 0;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(buf, cap, "%08x%08x%08x%08lx", tcr_rand(), tcr_rand(), (unsigned)getpid(), (unsigned long)ts.tv_nsec);
+	w = hex32(w, tcr_rand());
+	w = hex32(w, tcr_rand());
+	w = hex32(w, (uint32_t)getpid());
+	w = hex32(w, (uint32_t)ts.tv_nsec);
+	*w = '\0';
+	return (size_t)(w - buf);
 }
 
 static uint64_t epoch_id(const char *p, size_t len)
@@ -70,15 +117,16 @@ static int rj_append(void *sp, tc_str rec, int64_t keep)
 	tcr_state *st = sp;
 	tcr_jarm k;
 	char ep[64], kb[32];
+	size_t el, kl;
 	redisReply *r;
 	int ok;
 
 	if (keys_of(st, &k) != TC_OK) {
 		return TC_ERR;
 	}
-	new_epoch(ep, sizeof(ep));
-	snprintf(kb, sizeof(kb), "%lld", (long long)keep);
-	r = run(st, TCR_LUA_JAPPEND, &k, rec.p, rec.len, ep, strlen(ep), kb, strlen(kb));
+	el = new_epoch(ep, sizeof(ep));
+	kl = dec64(kb, keep);
+	r = run(st, TCR_LUA_JAPPEND, &k, rec.p, rec.len, ep, el, kb, kl);
 	if (!r) {
 		return TC_ERR;
 	}
@@ -97,14 +145,14 @@ static int rj_read(void *sp, uint64_t since, tc_journal_fn emit, void *ctx, uint
 	char ep[64], sb[32];
 	redisReply *r;
 	int ret = TC_OK;
-	size_t i;
+	size_t i, el, sl;
 
 	if (keys_of(st, &k) != TC_OK) {
 		return TC_ERR;
 	}
-	new_epoch(ep, sizeof(ep));
-	snprintf(sb, sizeof(sb), "%llu", (unsigned long long)since);
-	r = run(st, TCR_LUA_JREAD, &k, sb, strlen(sb), ep, strlen(ep), NULL, 0);
+	el = new_epoch(ep, sizeof(ep));
+	sl = (size_t)snprintf(sb, sizeof(sb), "%llu", (unsigned long long)since);
+	r = run(st, TCR_LUA_JREAD, &k, sb, sl, ep, el, NULL, 0);
 	if (!r) {
 		return TC_ERR;
 	}
@@ -160,9 +208,8 @@ static int rj_arm(void *sp, const tc_str *rec, int64_t keep, int *done)
 		free(k);
 		return TC_ERR;
 	}
-	new_epoch(k->epoch, sizeof(k->epoch));
-	k->elen = strlen(k->epoch);
-	k->kplen = (size_t)snprintf(k->keep, sizeof(k->keep), "%lld", (long long)keep);
+	k->elen = new_epoch(k->epoch, sizeof(k->epoch));
+	k->kplen = dec64(k->keep, keep);
 	k->rec = *rec;
 	k->done = done;
 	st->jarm = k;

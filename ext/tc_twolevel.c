@@ -47,7 +47,11 @@ typedef struct {
 	char pause[512];       /* test hook: TAGCACHE_TEST_TWOLEVEL_PAUSE */
 	/* counters of this object */
 	int64_t fast_hits, slow_hits, misses, fills, fills_skipped, fills_undone, slow_reads,
-		journal_errors, known_absent, tombstones_kept;
+		journal_errors, known_absent, tombstones_kept, fill_reads;
+	/* the slow level's load_tags (NULL: load, then metadata for a fill;
+	 * test hook TAGCACHE_TEST_TWOLEVEL_FILL=metadata forces that) */
+	int (*load_tags)(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx, char **data,
+	                 size_t *len, tc_meta *meta, tc_emit_fn emit, void *ectx);
 } tl_state;
 
 enum { CUR_OK = 0, CUR_BEHIND, CUR_FAILED };
@@ -868,6 +872,11 @@ static int tl_open(void **state, const void *config, char *err)
 	s->max_ns = (int64_t)(cfg->max_staleness * 1e9);
 	s->stale_ns = (int64_t)(cfg->stale_if_error * 1e9);
 	s->keep = cfg->journal_size;
+	s->load_tags = s->slow->load_tags;
+	pause = getenv("TAGCACHE_TEST_TWOLEVEL_FILL");
+	if (pause && strcmp(pause, "metadata") == 0) {
+		s->load_tags = NULL;
+	}
 	pause = getenv("TAGCACHE_TEST_TWOLEVEL_PAUSE");
 	if (pause && *pause) {
 		snprintf(s->pause, sizeof(s->pause), "%s", pause);
@@ -973,56 +982,47 @@ static void tag_collect(void *cp, const char *p, size_t len)
 	b->n++;
 }
 
-/* A slow hit installed in the fast level, unless an invalidation was
- * applied on this node since g0 (read before the slow read). */
-static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, uint64_t g0)
+/* A slow hit installed in the fast level with the tags in tb (collected
+ * by tag_collect), unless an invalidation was applied on this node since
+ * g0 (read before the slow read). Frees tb. */
+static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, int64_t expire, tagbuf *tb,
+                        uint64_t g0)
 {
 	tc_tl_node *n = s->node.n;
-	tagbuf tb = {0};
-	tc_meta m2;
 	tc_str *tags = NULL, val = {data, len};
 	size_t off, k;
 	char err[TC_ERRBUF];
-	int64_t expire = meta->expire;
 
-	if (g0 & 1) {
+	if (tb->oom) {
+		free(tb->buf);
 		s->fills_skipped++;
 		return;
-	}
-	/* the tags of the entry, so a clean by tag elsewhere reaches the copy */
-	if (s->slow->metadata(s->sst, id, &m2, tag_collect, &tb) != TC_OK || tb.oom) {
-		free(tb.buf);
-		s->fills_skipped++;
-		return;
-	}
-	if (m2.expire < expire) {
-		expire = m2.expire;
 	}
 	if (expire != TC_EXPIRE_NEVER && expire <= (int64_t)time(NULL)) {
-		free(tb.buf);
+		free(tb->buf);
 		return;   /* expired (a load with allow_expired): not worth a copy */
 	}
 	pause_point(s);
 	if (LD(n->gen) != g0) {
-		free(tb.buf);
+		free(tb->buf);
 		s->fills_skipped++;
 		return;
 	}
-	tags = malloc((tb.n ? tb.n : 1) * sizeof(tc_str));
+	tags = malloc((tb->n ? tb->n : 1) * sizeof(tc_str));
 	if (!tags) {
-		free(tb.buf);
+		free(tb->buf);
 		return;
 	}
-	for (off = 0, k = 0; k < tb.n; k++) {
+	for (off = 0, k = 0; k < tb->n; k++) {
 		uint16_t l;
 
-		memcpy(&l, tb.buf + off, 2);
-		tags[k].p = tb.buf + off + 2;
+		memcpy(&l, tb->buf + off, 2);
+		tags[k].p = tb->buf + off + 2;
 		tags[k].len = l;
 		off += 2 + (size_t)l;
 	}
 	err[0] = '\0';
-	if (s->fast->save(s->fst, id, val, tags, tb.n, expire, err) != TC_OK) {
+	if (s->fast->save(s->fst, id, val, tags, tb->n, expire, err) != TC_OK) {
 		s->fast->remove(s->fst, id);
 	} else if (mark_clear(s, id), LD(n->gen) != g0) {
 		/* a sync began between the check and the save: it may have removed
@@ -1033,7 +1033,32 @@ static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_
 		s->fills++;
 	}
 	free(tags);
-	free(tb.buf);
+	free(tb->buf);
+}
+
+/* A slow hit read by load() (a slow engine without load_tags): its tags
+ * need one more read, metadata(), before the fill. */
+static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, uint64_t g0)
+{
+	tagbuf tb = {0};
+	tc_meta m2;
+	int64_t expire = meta->expire;
+
+	if (g0 & 1) {
+		s->fills_skipped++;
+		return;
+	}
+	/* the tags of the entry, so a clean by tag elsewhere reaches the copy */
+	s->fill_reads++;
+	if (s->slow->metadata(s->sst, id, &m2, tag_collect, &tb) != TC_OK) {
+		free(tb.buf);
+		s->fills_skipped++;
+		return;
+	}
+	if (m2.expire < expire) {
+		expire = m2.expire;
+	}
+	fill_tagged(s, id, data, len, expire, &tb, g0);
 }
 
 static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx, char **data,
@@ -1079,6 +1104,20 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 		s->slow_reads++;
 	}
 	g0 = LD(n->gen);
+	if (data && s->load_tags && !(g0 & 1)) {
+		/* the value and its tags in one read (one round trip) */
+		tagbuf tb = {0};
+
+		r = s->load_tags(s->sst, id, allow_expired, alloc, ctx, data, len, meta, tag_collect, &tb);
+		if (r != TC_OK) {
+			free(tb.buf);
+			s->misses++;
+			return r;
+		}
+		s->slow_hits++;
+		fill_tagged(s, id, *data, *len, meta->expire, &tb, g0);
+		return TC_OK;
+	}
 	r = s->slow->load(s->sst, id, allow_expired, alloc, ctx, data, len, meta);
 	if (r != TC_OK) {
 		s->misses++;
@@ -1321,6 +1360,7 @@ static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "fills", s->fills);
 	emit(ctx, "fills_skipped", s->fills_skipped);
 	emit(ctx, "fills_undone", s->fills_undone);
+	emit(ctx, "fill_reads", s->fill_reads);
 	emit(ctx, "slow_reads", s->slow_reads);
 	emit(ctx, "known_absent", s->known_absent);
 	emit(ctx, "tombstones_kept", s->tombstones_kept);

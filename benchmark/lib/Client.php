@@ -70,7 +70,7 @@ final class Client
                 'fast_hits', 'slow_hits', 'misses', 'fills', 'fills_skipped', 'fills_undone',
                 'slow_reads', 'known_absent', 'journal_errors', 'node_syncs', 'node_sync_failures',
                 'node_gaps', 'invalidations', 'own_skipped', 'superseded', 'stale_refused', 'fast.entries',
-                'fast.evictions',
+                'fast.evictions', 'fill_reads', 'tombstones_kept',
             ];
             $inner = $fe->backend() instanceof ZendBackendAdapter ? $fe->backend()->inner() : null;
             $tl = $inner !== null && $inner instanceof \TagCache\TwoLevel ? $inner : null;

@@ -50,7 +50,7 @@ foreach ($cases as $what => $write) {
     tl_node_send($p, 'load', 'x');
     tl_same(true, tl_wait(fn() => file_exists("$pause.ready"), 10) !== null, 'P read x from the slow level and waits before its fill');
     tl_same(true, $write(), "Q ({$what}) x on the same node");
-    touch("$pause.go");
+    file_put_contents("$pause.go", "");   // not touch(): P unlinks it as soon as it sees it, which can fall between touch's create and its utime
     tl_same('old', tl_node_recv($p, 'load'), 'P returns what it read before');
     @unlink("$pause.ready");
     tl_same(true, q_synced($q), 'the node replayed its own records');

@@ -1,0 +1,110 @@
+--TEST--
+TwoLevel fills over Redis and File: the slow read carries the entry's tags (load_tags: no second read; File: from the record, without the store's lock); with the test hook TAGCACHE_TEST_TWOLEVEL_FILL=metadata a second read (metadata) does; either way the copy's tags are the entry's: a clean by one of them on another node reaches it, a clean by another tag does not
+--EXTENSIONS--
+tagcache
+--SKIPIF--
+<?php
+require __DIR__ . '/twolevel.inc';
+if (($r = tl_skip_reason()) !== null) die("skip $r");
+?>
+--INI--
+pcre.jit=0
+--FILE--
+<?php
+require __DIR__ . '/fill.inc';
+
+$port = (int) (getenv('TAGCACHE_REDIS_PORT') ?: tcr_start('fill')['port']);
+echo "== Redis\n";
+tl_fill_tags('Redis', ['server' => '127.0.0.1', 'port' => $port, 'prefix' => 'tl020:' . getmypid() . ':'], 'tl020r', true);
+echo "== File\n";
+$dir = sys_get_temp_dir() . '/tl020-' . getmypid();
+@mkdir($dir, 0700);
+tl_fill_tags('File', ['cache_dir' => $dir], 'tl020f', true);
+tcr_rmtree($dir);
+echo "done\n";
+?>
+--CLEAN--
+<?php
+require __DIR__ . '/twolevel.inc';
+tcr_clean();
+?>
+--EXPECT--
+== Redis
+-- default
+ok: A saves x with tags t1, t2
+ok: A saves y with tag t3
+ok: B reads x from the slow level
+ok: B reads x again
+ok: B served x from its fast level
+ok: B reads y from the slow level
+ok: B reads y again
+ok: B served y from its fast level
+ok: B filled x and y
+ok: no fill needed a second read
+ok: B's metadata of x
+ok: A cleans tag t2
+ok: B misses x after the bound: its copy carried t2
+ok: B still reads y
+ok: from its fast level: the clean of t2 left its copy (tag t3)
+ok: A cleans tag t3
+ok: B misses y after the bound: its copy carried t3
+ok: a miss fills nothing
+-- metadata
+ok: A saves x with tags t1, t2
+ok: A saves y with tag t3
+ok: B reads x from the slow level
+ok: B reads x again
+ok: B served x from its fast level
+ok: B reads y from the slow level
+ok: B reads y again
+ok: B served y from its fast level
+ok: B filled x and y
+ok: each fill read the tags again (metadata)
+ok: B's metadata of x
+ok: A cleans tag t2
+ok: B misses x after the bound: its copy carried t2
+ok: B still reads y
+ok: from its fast level: the clean of t2 left its copy (tag t3)
+ok: A cleans tag t3
+ok: B misses y after the bound: its copy carried t3
+ok: a miss fills nothing
+== File
+-- default
+ok: A saves x with tags t1, t2
+ok: A saves y with tag t3
+ok: B reads x from the slow level
+ok: B reads x again
+ok: B served x from its fast level
+ok: B reads y from the slow level
+ok: B reads y again
+ok: B served y from its fast level
+ok: B filled x and y
+ok: no fill needed a second read
+ok: B's metadata of x
+ok: A cleans tag t2
+ok: B misses x after the bound: its copy carried t2
+ok: B still reads y
+ok: from its fast level: the clean of t2 left its copy (tag t3)
+ok: A cleans tag t3
+ok: B misses y after the bound: its copy carried t3
+ok: a miss fills nothing
+-- metadata
+ok: A saves x with tags t1, t2
+ok: A saves y with tag t3
+ok: B reads x from the slow level
+ok: B reads x again
+ok: B served x from its fast level
+ok: B reads y from the slow level
+ok: B reads y again
+ok: B served y from its fast level
+ok: B filled x and y
+ok: each fill read the tags again (metadata)
+ok: B's metadata of x
+ok: A cleans tag t2
+ok: B misses x after the bound: its copy carried t2
+ok: B still reads y
+ok: from its fast level: the clean of t2 left its copy (tag t3)
+ok: A cleans tag t3
+ok: B misses y after the bound: its copy carried t3
+ok: a miss fills nothing
+done
