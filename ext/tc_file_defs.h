@@ -349,6 +349,8 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
                  int64_t expire, int64_t mtime);
 void tcf_relocate(tcf_idx *x, uint32_t slot, uint32_t log, uint64_t off, uint32_t len);
 void tcf_remove(tcf_idx *x, uint32_t slot);
+uint32_t tcf_remove_skip(tcf_idx *x, uint32_t slot, uint32_t skip);
+void tcf_tag_drop_cleaned(tcf_idx *x, uint32_t t, uint32_t removed);
 void tcf_remove_prefetch(tcf_idx *x, uint32_t slot, int links);
 void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n);
 int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx);
@@ -380,6 +382,8 @@ void tcf_maybe_compact(tc_file *f, uint64_t need, int64_t now);
 int tcf_compact_step(tc_file *f, uint64_t budget, int64_t now);
 int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *err);
 void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *crash);
+/* The same for a clean of tag `skip`: its links left, then the tag dropped. */
+void tcf_remove_list_tag(tc_file *f, const uint32_t *slots, size_t n, const char *crash, uint32_t skip);
 int tcf_sweep_expired(tc_file *f, int64_t now, char *err);
 
 /* tc_file_rebuild.c: a new index from the logs */

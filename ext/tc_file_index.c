@@ -590,12 +590,14 @@ static void tag_link(tcf_idx *x, uint32_t t, uint32_t slot, tcf_link *l)
 
 /* Takes the member at pos out of tag t (the last member moves into its
  * place and its link is updated); a tag left with no member goes. */
-static void tag_unlink(tcf_idx *x, uint32_t t, uint32_t pos)
+static void tag_unlink(tcf_idx *x, uint32_t t, uint32_t pos, int checked)
 {
 	tcf_tag *T;
 	uint32_t last;
 
-	if (!tcf_tag_ok(x, t) || pos >= x->tags[t - 1].count) {
+	/* checked: tcf_tag_ok(x, t) held in this removal's prefetch pass, and
+	 * nothing but an unlink from t itself changes t's record */
+	if ((!checked && !tcf_tag_ok(x, t)) || pos >= x->tags[t - 1].count) {
 		x->tainted = 1;
 		return;
 	}
@@ -731,7 +733,7 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
 		tcf_link *ol = (tcf_link *)TCF_H(x, olinks);
 
 		for (j = 0; j < ontags; j++) {
-			tag_unlink(x, ol[j].tag, ol[j].pos);
+			tag_unlink(x, ol[j].tag, ol[j].pos, 0);
 		}
 	}
 	if (olinks) {
@@ -771,14 +773,14 @@ void tcf_relocate(tcf_idx *x, uint32_t slot, uint32_t log, uint64_t off, uint32_
 #define PF(p) __builtin_prefetch((p), 1, 3)
 #define PF_MAXTAGS 64
 
-static void prefetch_unlinks(tcf_idx *x, const tcf_slot *sl)
+static void prefetch_unlinks(tcf_idx *x, const tcf_slot *sl, uint32_t skip, unsigned char *ok)
 {
 	const tcf_link *l = links_of(x, sl);
 	const uint32_t *last[PF_MAXTAGS], *here[PF_MAXTAGS];
 	uint32_t n = sl->ntags < PF_MAXTAGS ? sl->ntags : PF_MAXTAGS, j;
 
 	for (j = 0; j < n; j++) {
-		if (l[j].tag >= 1 && l[j].tag <= x->ntags) {
+		if (l[j].tag >= 1 && l[j].tag <= x->ntags && l[j].tag != skip) {
 			PF(&x->tags[l[j].tag - 1]);
 		}
 	}
@@ -786,7 +788,12 @@ static void prefetch_unlinks(tcf_idx *x, const tcf_slot *sl)
 		const tcf_tag *T;
 
 		last[j] = here[j] = NULL;
-		if (!tcf_tag_ok(x, l[j].tag) || x->tags[l[j].tag - 1].count == 0) {
+		ok[j] = 0;
+		if (l[j].tag == skip || !tcf_tag_ok(x, l[j].tag)) {
+			continue;
+		}
+		ok[j] = 1;  /* the unlink need not check the record again */
+		if (x->tags[l[j].tag - 1].count == 0) {
 			continue;
 		}
 		T = &x->tags[l[j].tag - 1];
@@ -848,21 +855,28 @@ void tcf_remove_prefetch(tcf_idx *x, uint32_t slot, int links)
 	}
 }
 
-/* Inside an odd window: the entry leaves the index. */
-void tcf_remove(tcf_idx *x, uint32_t slot)
+/* Inside an odd window: the entry leaves the index. Its links to tag
+ * `skip` (not 0) are left in that tag's array, for a caller that drops the
+ * tag itself (a clean of it: tcf_tag_drop_cleaned); returns how many. */
+uint32_t tcf_remove_skip(tcf_idx *x, uint32_t slot, uint32_t skip)
 {
 	tcf_hdr *H = x->hdr;
 	tcf_slot *sl = &x->slots[slot - 1];
-	uint32_t *p = &x->buckets[sl->hash & x->bmask], steps = 0, j;
+	uint32_t *p = &x->buckets[sl->hash & x->bmask], steps = 0, j, skipped = 0;
 	uint32_t *q = TCF_RSEQ(x, sl->hash);
 
 	/* the tags first: readers never look at them */
 	if (sl->ntags) {
 		tcf_link *l = links_of(x, sl);
+		unsigned char ok[PF_MAXTAGS];
 
-		prefetch_unlinks(x, sl);
+		prefetch_unlinks(x, sl, skip, ok);
 		for (j = 0; j < sl->ntags; j++) {
-			tag_unlink(x, l[j].tag, l[j].pos);
+			if (l[j].tag == skip) {
+				skipped++;
+				continue;
+			}
+			tag_unlink(x, l[j].tag, l[j].pos, j < PF_MAXTAGS && ok[j]);
 		}
 		tcf_hfree(x, sl->links, sl->ntags);
 	}
@@ -883,6 +897,25 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 	tc_idlist_push(TC_IDLIST(x->slots), &H->free_slot, slot);
 	tcf_rseq_end(q);
 	H->entries--;
+	return skipped;
+}
+
+void tcf_remove(tcf_idx *x, uint32_t slot)
+{
+	(void)tcf_remove_skip(x, slot, 0);
+}
+
+/* After a clean of tag t that removed every entry of it with
+ * tcf_remove_skip(..., t), skipping `removed` links: those were all of its
+ * members, and the tag goes with them (its array was never touched). The
+ * index is marked damaged if they were not. */
+void tcf_tag_drop_cleaned(tcf_idx *x, uint32_t t, uint32_t removed)
+{
+	if (!tcf_tag_ok(x, t) || x->tags[t - 1].count != removed) {
+		x->tainted = 1;
+		return;
+	}
+	tag_drop(x, t);
 }
 
 /* ----------------------------------------------------------------- check */
