@@ -642,7 +642,7 @@ static uint32_t ix_count(void *x, uint32_t t)
 
 static uint32_t ix_member(void *x, uint32_t t, uint32_t i)
 {
-	return tcf_member(x, &((tcf_idx *)x)->tags[t - 1], i);
+	return tcf_member_sel(x, t, i);
 }
 
 static int ix_carries(void *x, uint32_t slot, uint32_t t)

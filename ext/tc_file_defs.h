@@ -45,7 +45,10 @@
 
 #define TCF_LOG_MAGIC  "TCFLOG01"
 #define TCF_IDX_MAGIC  "TCFIDX01"
-#define TCF_LAYOUT     1u
+#define TCF_LAYOUT     1u            /* of the logs (and in the index's abi) */
+#define TCF_IDX_LAYOUT 2u            /* of the index alone: 2, tag members removed
+                                        lazily (tcf_tag.live); in tcf_abi(), so
+                                        that an older index is rebuilt */
 #define TCF_READY      0x52454459u   /* "REDY", written last */
 #define TCF_MAXLOGS    64            /* log table entries (number % 64) */
 #define TCF_LOGHDR     64            /* bytes before a log's first record */
@@ -139,7 +142,7 @@ typedef struct {
 	uint32_t arr;        /* heap ref: cap x u32 (slot + 1) */
 	uint32_t name;       /* heap ref */
 	uint32_t nlen;       /* 0: a free tag record */
-	uint32_t pad;
+	uint32_t live;       /* entries that carry the tag (0: it is dropped) */
 } tcf_tag;
 
 typedef struct {
@@ -323,6 +326,9 @@ uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint3
 int tcf_tag_ok(const tcf_idx *x, uint32_t t);
 const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t);
 uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i);
+/* What tc_select() asks of member i of tag t: its slot if it holds,
+ * TC_MEMBER_SKIP if it no longer does (lazy removal), a bad slot as is. */
+uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i);
 int tcf_slot_ok(const tcf_idx *x, uint32_t slot);
 const unsigned char *tcf_slot_record(tcf_store *s, tcf_idx *x, uint32_t slot, tcf_rec *r);
 void tcf_seq_begin(tcf_hdr *h);
