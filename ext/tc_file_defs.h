@@ -137,7 +137,7 @@ typedef struct {
 typedef struct {
 	uint32_t hash;
 	uint32_t next;       /* tag bucket chain (tag + 1), or the free list */
-	uint32_t count;      /* members */
+	uint32_t count;      /* members, including ones that no longer hold */
 	uint32_t cap;
 	uint32_t arr;        /* heap ref: cap x u32 (slot + 1) */
 	uint32_t name;       /* heap ref */
