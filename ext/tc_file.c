@@ -660,7 +660,7 @@ static uint32_t ix_count(void *x, uint32_t t)
 
 static uint32_t ix_member(void *x, uint32_t t, uint32_t i)
 {
-	return tcf_member(x, &((tcf_idx *)x)->tags[t - 1], i);
+	return tcf_member_sel(x, t, i);
 }
 
 static int ix_carries(void *x, uint32_t slot, uint32_t t)
@@ -675,7 +675,14 @@ static uint32_t *select_ids(tcf_store *s, tc_ids_mode mode, const tc_str *tags, 
 {
 	tcf_idx *x = &s->ix;
 	const tc_index ix = {x, x->nslots, ix_next, ix_entry, ix_tag, ix_count, ix_member, ix_carries};
-	uint32_t *ids = tc_select(&ix, mode, tags, ntags, n, oom);
+	uint32_t *ids;
+
+	/* one tag: the same set, without the bitmap of nslots bits that
+	 * matchingAny clears to merge several tags' members */
+	if (mode == TC_CLEAN_MATCHING_ANY && ntags == 1) {
+		mode = TC_CLEAN_MATCHING;
+	}
+	ids = tc_select(&ix, mode, tags, ntags, n, oom);
 
 	if (x->tainted) {
 		free(ids);
@@ -773,9 +780,18 @@ static int file_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t n
 		return TC_ERR;
 	}
 	if (n) {
+		uint32_t t = 0;
+
+		/* one tag: every entry of it goes, and the tag after them
+		 * (tc_select gives every member of the tag, one per entry) */
+		if ((mode == TC_CLEAN_MATCHING_ANY || mode == TC_CLEAN_MATCHING) && ntags == 1) {
+			const unsigned char *p = (const unsigned char *)tags[0].p;
+
+			t = tcf_tag_find(&s->ix, p, (uint32_t)tags[0].len, tcf_tag_hash(p, tags[0].len));
+		}
 		/* a failed tombstone write still removes: the logs are marked */
 		tcf_tombstones(f, ids, n, 1, err);
-		tcf_remove_list(f, ids, n, "file_clean_tag");
+		tcf_remove_list_tag(f, ids, n, "file_clean_tag", t);
 		s->ix.hdr->writes++;
 	}
 	tcf_unlock(f);

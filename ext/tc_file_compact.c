@@ -184,8 +184,18 @@ int tcf_append(tc_file *f, const unsigned char *buf, size_t len, uint64_t off, c
 
 void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *crash)
 {
+	tcf_remove_list_tag(f, slots, n, crash, 0);
+}
+
+/* skip (not 0): every entry in the list carries tag skip and they are all
+ * of its entries (a clean of that one tag): their links to it are left
+ * alone (no swap-with-last in an array about to go) and the tag is dropped
+ * after the last one. */
+void tcf_remove_list_tag(tc_file *f, const uint32_t *slots, size_t n, const char *crash, uint32_t skip)
+{
 	tcf_idx *x = &f->s->ix;
 	size_t i;
+	uint32_t skipped = 0;
 
 	if (!n) {
 		return;
@@ -209,11 +219,14 @@ void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *cr
 			tcf_remove_prefetch(x, slots[i + 1], 1);
 		}
 		if (tcf_slot_ok(x, slots[i])) {
-			tcf_remove(x, slots[i]);
+			skipped += tcf_remove_skip(x, slots[i], skip);
 		}
 		if (i == 0 && crash) {
 			tc_crash_point(crash);
 		}
+	}
+	if (skip && !x->tainted) {
+		tcf_tag_drop_cleaned(x, skip, skipped);
 	}
 	tcf_seq_end(x->hdr);
 }

@@ -45,7 +45,10 @@
 
 #define TCF_LOG_MAGIC  "TCFLOG01"
 #define TCF_IDX_MAGIC  "TCFIDX01"
-#define TCF_LAYOUT     1u
+#define TCF_LAYOUT     1u            /* of the logs (and in the index's abi) */
+#define TCF_IDX_LAYOUT 2u            /* of the index alone: 2, tag members removed
+                                        lazily (tcf_tag.live); in tcf_abi(), so
+                                        that an older index is rebuilt */
 #define TCF_READY      0x52454459u   /* "REDY", written last */
 #define TCF_MAXLOGS    64            /* log table entries (number % 64) */
 #define TCF_LOGHDR     64            /* bytes before a log's first record */
@@ -134,12 +137,12 @@ typedef struct {
 typedef struct {
 	uint32_t hash;
 	uint32_t next;       /* tag bucket chain (tag + 1), or the free list */
-	uint32_t count;      /* members */
+	uint32_t count;      /* members, including ones that no longer hold */
 	uint32_t cap;
 	uint32_t arr;        /* heap ref: cap x u32 (slot + 1) */
 	uint32_t name;       /* heap ref */
 	uint32_t nlen;       /* 0: a free tag record */
-	uint32_t pad;
+	uint32_t live;       /* entries that carry the tag (0: it is dropped) */
 } tcf_tag;
 
 typedef struct {
@@ -323,6 +326,9 @@ uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint3
 int tcf_tag_ok(const tcf_idx *x, uint32_t t);
 const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t);
 uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i);
+/* What tc_select() asks of member i of tag t: its slot if it holds,
+ * TC_MEMBER_SKIP if it no longer does (lazy removal), a bad slot as is. */
+uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i);
 int tcf_slot_ok(const tcf_idx *x, uint32_t slot);
 const unsigned char *tcf_slot_record(tcf_store *s, tcf_idx *x, uint32_t slot, tcf_rec *r);
 void tcf_seq_begin(tcf_hdr *h);
@@ -349,6 +355,8 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
                  int64_t expire, int64_t mtime);
 void tcf_relocate(tcf_idx *x, uint32_t slot, uint32_t log, uint64_t off, uint32_t len);
 void tcf_remove(tcf_idx *x, uint32_t slot);
+uint32_t tcf_remove_skip(tcf_idx *x, uint32_t slot, uint32_t skip);
+void tcf_tag_drop_cleaned(tcf_idx *x, uint32_t t, uint32_t removed);
 void tcf_remove_prefetch(tcf_idx *x, uint32_t slot, int links);
 void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n);
 int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx);
@@ -380,6 +388,8 @@ void tcf_maybe_compact(tc_file *f, uint64_t need, int64_t now);
 int tcf_compact_step(tc_file *f, uint64_t budget, int64_t now);
 int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *err);
 void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *crash);
+/* The same for a clean of tag `skip`: its links left, then the tag dropped. */
+void tcf_remove_list_tag(tc_file *f, const uint32_t *slots, size_t n, const char *crash, uint32_t skip);
 int tcf_sweep_expired(tc_file *f, int64_t now, char *err);
 
 /* tc_file_rebuild.c: a new index from the logs */

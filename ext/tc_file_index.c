@@ -381,7 +381,7 @@ int tcf_tag_ok(const tcf_idx *x, uint32_t t)
 	}
 	T = &x->tags[t - 1];
 	if (T->nlen == 0 || T->nlen > TC_TAG_MAX || !href_ok(x, T->name, units_of(T->nlen))
-	    || T->count > T->cap) {
+	    || T->count > T->cap || T->live > T->count) {
 		return 0;
 	}
 	if (T->cap == 0) {
@@ -420,6 +420,80 @@ uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i)
 	uint32_t *p = member_at(x, T, i);
 
 	return p ? *p : 0;
+}
+
+/* The link of the entry in slot s that names member k of tag t, or NULL:
+ * the member no longer holds (that entry was removed, or saved again and
+ * linked at another position; a slot that is no sound entry holds
+ * nothing either, and the live count check of the caller finds it). */
+static tcf_link *member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
+{
+	tcf_link *l;
+	uint32_t j, n;
+
+	if (!tcf_slot_ok(x, s)) {
+		return NULL;
+	}
+	l = links_of(x, &x->slots[s - 1]);
+	n = x->slots[s - 1].ntags;
+	for (j = 0; j < n; j++) {
+		if (l[j].tag == t && l[j].pos == k) {
+			return &l[j];
+		}
+	}
+	return NULL;
+}
+
+uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i)
+{
+	uint32_t s = tcf_member(x, &x->tags[t - 1], i);
+
+	if (s < 1 || s > x->nslots) {
+		return s == TC_MEMBER_SKIP ? 0 : s;
+	}
+	if (!x->slots[s - 1].log) {
+		return TC_MEMBER_SKIP;  /* removed */
+	}
+	if (!tcf_slot_ok(x, s)) {
+		return s;  /* ix_entry() marks the index damaged */
+	}
+	return member_link(x, t, i, s) ? s : TC_MEMBER_SKIP;
+}
+
+/* Drops the members that no longer hold, keeping the order of the rest
+ * (their links follow them); the array keeps its capacity. The members
+ * that hold must come out as the live count, else the index is marked
+ * damaged. */
+static void tag_compact(tcf_idx *x, uint32_t t)
+{
+	tcf_tag *T = &x->tags[t - 1];
+	uint32_t k, n = 0;
+
+	for (k = 0; k < T->count; k++) {
+		uint32_t *pk = member_at(x, T, k), *pn;
+		tcf_link *l;
+
+		if (!pk) {
+			return;  /* tainted */
+		}
+		l = member_link(x, t, k, *pk);
+		if (!l) {
+			continue;
+		}
+		if (n != k) {
+			pn = member_at(x, T, n);
+			if (!pn) {
+				return;
+			}
+			*pn = *pk;
+			l->pos = n;
+		}
+		n++;
+	}
+	T->count = n;
+	if (n != T->live) {
+		x->tainted = 1;
+	}
 }
 
 uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h)
@@ -466,6 +540,7 @@ static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uin
 	memcpy(TCF_H(x, nref), name, len);
 	T->hash = h;
 	T->count = 0;
+	T->live = 0;
 	T->cap = 0;
 	T->arr = 0;
 	T->name = nref;
@@ -484,6 +559,16 @@ static int tag_reserve(tcf_idx *x, uint32_t t)
 
 	if (T->count < T->cap) {
 		return 0;
+	}
+	if (T->cap && T->live <= T->cap / 2) {
+		/* at most half of it holds: make room by dropping the rest */
+		tag_compact(x, t);
+		if (x->tainted) {
+			return -1;
+		}
+		if (T->count < T->cap) {
+			return 0;
+		}
 	}
 	if (T->cap < CHUNK) {
 		cap = T->cap ? T->cap * 2 : 4;
@@ -586,44 +671,36 @@ static void tag_link(tcf_idx *x, uint32_t t, uint32_t slot, tcf_link *l)
 	l->tag = t;
 	l->pos = T->count;
 	T->count++;
+	T->live++;
 }
 
-/* Takes the member at pos out of tag t (the last member moves into its
- * place and its link is updated); a tag left with no member goes. */
-static void tag_unlink(tcf_idx *x, uint32_t t, uint32_t pos)
+/* An entry that carried tag t no longer does (its slot is free, or names
+ * other links now): one live member less. Only the tag record is touched,
+ * unless the tag is now empty (dropped with its array) or mostly members
+ * that no longer hold (compacted). */
+static void tag_release(tcf_idx *x, uint32_t t)
 {
 	tcf_tag *T;
-	uint32_t last;
 
-	if (!tcf_tag_ok(x, t) || pos >= x->tags[t - 1].count) {
+	/* the usual case: a record of the table (nothing else is followed)
+	 * that keeps members and needs no compaction */
+	if (t >= 1 && t <= x->ntags) {
+		T = &x->tags[t - 1];
+		if (T->nlen && T->live > 1 && T->live <= T->count
+		    && (T->count < 64 || T->live - 1 >= T->count / 8)) {
+			T->live--;
+			return;
+		}
+	}
+	if (!tcf_tag_ok(x, t) || x->tags[t - 1].live == 0) {
 		x->tainted = 1;
 		return;
 	}
 	T = &x->tags[t - 1];
-	last = T->count - 1;
-	if (pos != last) {
-		uint32_t *pl = member_at(x, T, last), *pp = member_at(x, T, pos), moved, j;
-		tcf_slot *ms;
-		tcf_link *l;
-
-		if (!pl || !pp || !tcf_slot_ok(x, *pl)) {
-			x->tainted = 1;
-			return;
-		}
-		moved = *pl;
-		ms = &x->slots[moved - 1];
-		l = links_of(x, ms);
-		*pp = moved;
-		for (j = 0; j < ms->ntags; j++) {
-			if (l[j].tag == t && l[j].pos == last) {
-				l[j].pos = pos;
-				break;
-			}
-		}
-	}
-	T->count--;
-	if (T->count == 0) {
+	if (--T->live == 0) {
 		tag_drop(x, t);
+	} else if (T->count >= 64 && T->live < T->count / 8) {
+		tag_compact(x, t);
 	}
 }
 
@@ -731,7 +808,7 @@ void tcf_publish(tcf_idx *x, tcf_resv *r, uint32_t h, uint32_t log, uint64_t off
 		tcf_link *ol = (tcf_link *)TCF_H(x, olinks);
 
 		for (j = 0; j < ontags; j++) {
-			tag_unlink(x, ol[j].tag, ol[j].pos);
+			tag_release(x, ol[j].tag);
 		}
 	}
 	if (olinks) {
@@ -759,77 +836,7 @@ void tcf_relocate(tcf_idx *x, uint32_t slot, uint32_t log, uint64_t off, uint32_
 	tcf_account(x, log, len, 1);
 }
 
-/* Removing an entry is mostly cache misses (issue 15's profile of a
- * clean): for each of its tags, the tag record, the member array at the
- * entry's place and at the last place, the slot of the member that moves
- * and that slot's links, one after the other, about 40 misses for the
- * benchmark's 8.5 tags. The same walk as tag_unlink() is made first with
- * prefetches only, one step for every tag before the next step, so that
- * each step's misses overlap across the tags. Only hints: every reference
- * is bounds-checked before an address is made from it, nothing is
- * changed, and what the unlinks then find is checked again. */
 #define PF(p) __builtin_prefetch((p), 1, 3)
-#define PF_MAXTAGS 64
-
-static void prefetch_unlinks(tcf_idx *x, const tcf_slot *sl)
-{
-	const tcf_link *l = links_of(x, sl);
-	const uint32_t *last[PF_MAXTAGS], *here[PF_MAXTAGS];
-	uint32_t n = sl->ntags < PF_MAXTAGS ? sl->ntags : PF_MAXTAGS, j;
-
-	for (j = 0; j < n; j++) {
-		if (l[j].tag >= 1 && l[j].tag <= x->ntags) {
-			PF(&x->tags[l[j].tag - 1]);
-		}
-	}
-	for (j = 0; j < n; j++) {
-		const tcf_tag *T;
-
-		last[j] = here[j] = NULL;
-		if (!tcf_tag_ok(x, l[j].tag) || x->tags[l[j].tag - 1].count == 0) {
-			continue;
-		}
-		T = &x->tags[l[j].tag - 1];
-		if (T->cap <= CHUNK) {
-			last[j] = (const uint32_t *)TCF_H(x, T->arr) + (T->count - 1);
-			if (l[j].pos < T->count) {
-				here[j] = (const uint32_t *)TCF_H(x, T->arr) + l[j].pos;
-			}
-		} else {
-			const uint32_t *dir = (const uint32_t *)TCF_H(x, T->arr);
-			uint32_t c = dir[(T->count - 1) / CHUNK];
-
-			if (href_ok(x, c, CHUNK_UNITS)) {
-				last[j] = (const uint32_t *)TCF_H(x, c) + (T->count - 1) % CHUNK;
-			}
-			if (l[j].pos < T->count && href_ok(x, c = dir[l[j].pos / CHUNK], CHUNK_UNITS)) {
-				here[j] = (const uint32_t *)TCF_H(x, c) + l[j].pos % CHUNK;
-			}
-		}
-		if (last[j]) {
-			PF(last[j]);
-		}
-		if (here[j]) {
-			PF(here[j]);
-		}
-	}
-	for (j = 0; j < n; j++) {
-		if (last[j] && *last[j] >= 1 && *last[j] <= x->nslots) {
-			PF(&x->slots[*last[j] - 1]);
-		}
-	}
-	for (j = 0; j < n; j++) {
-		const tcf_slot *ms;
-
-		if (!last[j] || *last[j] < 1 || *last[j] > x->nslots) {
-			continue;
-		}
-		ms = &x->slots[*last[j] - 1];
-		if (ms->ntags && ms->ntags <= TC_TAGS_MAX && href_ok(x, ms->links, ms->ntags)) {
-			PF(links_of(x, ms));
-		}
-	}
-}
 
 /* The slot and the links of an entry about to be removed (the next one in
  * a list: tcf_remove_list), so that they are in cache when its turn comes. */
@@ -848,23 +855,24 @@ void tcf_remove_prefetch(tcf_idx *x, uint32_t slot, int links)
 	}
 }
 
-/* Inside an odd window: the entry leaves the index. */
-void tcf_remove(tcf_idx *x, uint32_t slot)
+/* Inside an odd window: the entry leaves the index, then its tags lose a
+ * live member each (lazily: their arrays are not touched; the members
+ * stop holding once the slot is free). Its links to tag `skip` (not 0)
+ * are not released, for a caller that drops the tag itself (a clean of
+ * it: tcf_tag_drop_cleaned); returns how many. */
+uint32_t tcf_remove_skip(tcf_idx *x, uint32_t slot, uint32_t skip)
 {
 	tcf_hdr *H = x->hdr;
 	tcf_slot *sl = &x->slots[slot - 1];
-	uint32_t *p = &x->buckets[sl->hash & x->bmask], steps = 0, j;
+	uint32_t *p = &x->buckets[sl->hash & x->bmask], steps = 0, j, skipped = 0;
 	uint32_t *q = TCF_RSEQ(x, sl->hash);
+	uint32_t links = sl->links, ntags = sl->ntags;
+	const tcf_link *l = links_of(x, sl);
 
-	/* the tags first: readers never look at them */
-	if (sl->ntags) {
-		tcf_link *l = links_of(x, sl);
-
-		prefetch_unlinks(x, sl);
-		for (j = 0; j < sl->ntags; j++) {
-			tag_unlink(x, l[j].tag, l[j].pos);
+	for (j = 0; j < ntags; j++) {
+		if (l[j].tag >= 1 && l[j].tag <= x->ntags && l[j].tag != skip) {
+			PF(&x->tags[l[j].tag - 1]);
 		}
-		tcf_hfree(x, sl->links, sl->ntags);
 	}
 	tcf_account(x, sl->log, -(int64_t)sl->len, -1);
 	tcf_rseq_begin(q);
@@ -883,6 +891,38 @@ void tcf_remove(tcf_idx *x, uint32_t slot)
 	tc_idlist_push(TC_IDLIST(x->slots), &H->free_slot, slot);
 	tcf_rseq_end(q);
 	H->entries--;
+	/* the tags after the slot: readers never look at them, and a
+	 * compaction the release starts must find this entry's members
+	 * no longer holding */
+	for (j = 0; j < ntags; j++) {
+		if (l[j].tag == skip) {
+			skipped++;
+		} else {
+			tag_release(x, l[j].tag);
+		}
+	}
+	if (ntags) {
+		tcf_hfree(x, links, ntags);
+	}
+	return skipped;
+}
+
+void tcf_remove(tcf_idx *x, uint32_t slot)
+{
+	(void)tcf_remove_skip(x, slot, 0);
+}
+
+/* After a clean of tag t that removed every entry of it with
+ * tcf_remove_skip(..., t), skipping `removed` links: those were all of its
+ * members, and the tag goes with them (its array was never touched). The
+ * index is marked damaged if they were not. */
+void tcf_tag_drop_cleaned(tcf_idx *x, uint32_t t, uint32_t removed)
+{
+	if (!tcf_tag_ok(x, t) || x->tags[t - 1].live != removed) {
+		x->tainted = 1;
+		return;
+	}
+	tag_drop(x, t);
 }
 
 /* ----------------------------------------------------------------- check */
@@ -935,7 +975,7 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 {
 	tcf_hdr *H = x->hdr;
 	tc_report P = {emit, ctx, 0};
-	uint32_t i, j, live = 0, chained = 0, ntags = 0, free_slots = 0, steps;
+	uint32_t i, j, live = 0, chained = 0, ntags = 0, free_slots = 0, steps, holding;
 	uint64_t live_bytes = 0, loglive[TCF_MAXLOGS], lognlive[TCF_MAXLOGS];
 
 	memset(loglive, 0, sizeof(loglive));
@@ -1042,12 +1082,22 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 			tc_report_add(&P, "tag %u: bad record", i);
 			continue;
 		}
-		if (T->count == 0) {
+		if (T->live == 0) {
 			tc_report_add(&P, "tag %u: no member", i);
 		}
+		/* members that no longer hold (removed lazily) are allowed; the
+		 * ones that hold are the live count */
+		holding = 0;
 		for (j = 0; j < T->count; j++) {
-			uint32_t m = tcf_member(x, T, j), k, found = 0;
+			uint32_t m = tcf_member(x, T, j), k;
 
+			if (m < 1 || m > x->nslots) {
+				tc_report_add(&P, "tag %u: member %u is not a slot", i, j);
+				break;
+			}
+			if (!x->slots[m - 1].log) {
+				continue;
+			}
 			if (!tcf_slot_ok(x, m)) {
 				tc_report_add(&P, "tag %u: member %u is not an entry", i, j);
 				break;
@@ -1056,12 +1106,13 @@ int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx)
 				tcf_link *l = &links_of(x, &x->slots[m - 1])[k];
 
 				if (l->tag == i && l->pos == j) {
-					found = 1;
+					holding++;
+					break;
 				}
 			}
-			if (!found) {
-				tc_report_add(&P, "tag %u: member %u has no link back", i, j);
-			}
+		}
+		if (j == T->count && holding != T->live) {
+			tc_report_add(&P, "tag %u: %u members hold, live count %u", i, holding, T->live);
 		}
 	}
 	if (ntags != H->tags) {

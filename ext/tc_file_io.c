@@ -105,7 +105,7 @@ uint32_t tcf_abi(void)
 	uint64_t v[] = {
 		sizeof(tcf_hdr), sizeof(tcf_slot), sizeof(tcf_tag), sizeof(tcf_link), sizeof(tcf_logent),
 		sizeof(tcf_rec), sizeof(tcf_loghdr), sizeof(pthread_mutex_t), TCF_MAXLOGS, TCF_NCLASSES,
-		TCF_UNIT, TCF_LAYOUT, TC_NSTRIPES
+		TCF_UNIT, TCF_LAYOUT, TC_NSTRIPES, TCF_IDX_LAYOUT
 	};
 	return (uint32_t)tc_hash(v, sizeof(v), 0x66696c65);
 }

@@ -642,6 +642,21 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 		wunlock(m);
 		return TC_OK;
 	}
+	if ((mode == TC_CLEAN_MATCHING_ANY || mode == TC_CLEAN_MATCHING) && ntags == 1) {
+		/* the usual clean (Magento's): one tag, its entries and the tag */
+		const unsigned char *p = (const unsigned char *)tags[0].p;
+		tc_ref t = tc_tag_find(m, p, (uint32_t)tags[0].len, tc_tag_hash(p, tags[0].len));
+
+		n = t ? tc_clean_tag(m, t, "clean_tag", &oom) : 0;
+		if (t && oom) {
+			wunlock(m);
+			snprintf(err, TC_ERRBUF, "out of memory");
+			return TC_ERR;
+		}
+		m->hdr->writes += n ? 1 : 0;
+		wunlock(m);
+		return TC_OK;
+	}
 	ids = select_ids(m, mode, tags, ntags, &n, &oom);
 	if (oom) {
 		wunlock(m);

@@ -286,6 +286,8 @@ void tc_tag_release(tc_shm_map *m, tc_ref t);
 void tc_remove_entry(tc_shm_map *m, uint32_t id);   /* inside a window */
 void tc_remove_one(tc_shm_map *m, uint32_t id);     /* in its stripe's window */
 void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash);
+/* A clean of one tag: its entries removed, the tag dropped; how many. */
+size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom);
 
 /* tc_shm_evict.c: under the lock */
 void tc_sweep_expired(tc_shm_map *m, int64_t now);

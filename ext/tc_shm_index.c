@@ -8,6 +8,7 @@
  * (tc_shm_evict.c), repair (tc_shm_recover.c) and the operations
  * (tc_shm.c).
  */
+#include <stdlib.h>
 #include <string.h>
 #include "tc_shm_defs.h"
 #include "tc_hash.h"
@@ -345,15 +346,19 @@ void tc_tag_release(tc_shm_map *m, tc_ref t)
 }
 
 /* Inside an odd window of its stripe (or of the whole index): take the
- * entry out of the index, free its block. */
-void tc_remove_entry(tc_shm_map *m, uint32_t id)
+ * entry out of the index, free its block. Its links to tag `skip` (not 0)
+ * are not released: the count of them is returned, for a caller that
+ * drops that tag itself (a clean of it). */
+static inline uint32_t remove_entry(tc_shm_map *m, uint32_t id, tc_ref skip)
 {
 	tc_slot *sl = &m->slots[id - 1];
 	tc_ref r = sl->blk;
 	tc_blk *b = TC_BLK(m, r);
 	tc_entry *e = TC_ENTRY(b);
 	tc_link *l = TC_LINKS(e);
-	uint32_t *p = &m->buckets[sl->hash & m->bmask], j, steps = 0;
+	uint32_t *p = &m->buckets[sl->hash & m->bmask], j, steps = 0, skipped = 0;
+	unsigned char *const heap = m->heap;
+	const uint32_t hu = m->heap_units;
 
 	__atomic_store_n(&b->type, TC_B_DEAD, __ATOMIC_RELEASE);
 	while (*p && *p != id && ++steps <= m->nslots) {
@@ -365,11 +370,39 @@ void tc_remove_entry(tc_shm_map *m, uint32_t id)
 	sl->blk = 0;  /* first: its members stop holding (tag_release may compact) */
 	sl->hash = 0;
 	for (j = 0; j < e->ntags; j++) {
-		tc_tag_release(m, l[j].tag);
+		/* one live member less for each tag: the usual case inline, with
+		 * tc_tag_release's checks made once on local copies (stores to the
+		 * segment would make the compiler reload m's fields); a tag that
+		 * empties or whose array is due for compaction goes the long way */
+		tc_ref t = l[j].tag;
+		tc_tag *T;
+		const tc_blk *tb;
+
+		if (t == skip) {
+			skipped++;
+			continue;
+		}
+		tb = (const tc_blk *)(heap + (size_t)t * TC_UNIT);
+		/* t <= hu - 3: the record's fields (units t + 1, t + 2) lie inside
+		 * the heap whatever its size says (the long way checks that) */
+		if (t >= 1 && t <= hu - 3 && tb->type == TC_B_TAG) {
+			T = TC_TAGREC(tb);
+			if (T->live > 1 && (T->count < 64 || T->live - 1 >= T->count / 8)) {
+				T->live--;
+				continue;
+			}
+		}
+		tc_tag_release(m, t);
 	}
 	tc_idlist_push(TC_IDLIST(m->slots), &m->hdr->free_slot, id);
 	m->hdr->entries--;
 	tc_free_blk(m, r);
+	return skipped;
+}
+
+void tc_remove_entry(tc_shm_map *m, uint32_t id)
+{
+	(void)remove_entry(m, id, 0);
 }
 
 /* Removes one entry inside its stripe's window. */
@@ -405,3 +438,83 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 	}
 }
 
+
+/* A clean of one tag t (found by tc_tag_find, so checked): every entry
+ * that carries it leaves the index, each in its own stripe's window, and
+ * the tag goes with the last of them. The selection is tc_select()'s for
+ * one tag, inline (the member test of tc_tag_member_sel, a damaged member
+ * ending it and marking the segment for repair); the removals release
+ * every tag of an entry but t, whose record is left alone until the end
+ * (neither compacted nor dropped under the walk) and then dropped once.
+ * Returns the number removed; *oom when the list could not be made. */
+size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t count = T->count, k, n = 0, skipped = 0;
+	const uint32_t *arr;
+	uint32_t *ids;
+	size_t i, removed = 0;
+
+	*oom = 0;
+	if (!count) {
+		return 0;
+	}
+	ids = malloc((size_t)count * sizeof(*ids));
+	if (!ids) {
+		*oom = 1;
+		return 0;
+	}
+	arr = TC_TARR(TC_BLK(m, T->arr));
+	for (k = 0; k < count; k++) {
+		uint32_t s = arr[k], j;
+		const tc_entry *e;
+		const tc_link *l;
+		tc_ref r;
+
+		if (s < 1 || s > m->nslots) {
+			m->tainted = 1;
+			break;
+		}
+		r = m->slots[s - 1].blk;
+		if (!r) {
+			continue;  /* removed: the member no longer holds */
+		}
+		if (!tc_entry_sane(m, r)) {
+			m->tainted = 1;
+			break;
+		}
+		e = TC_ENTRY(TC_BLK(m, r));
+		l = TC_LINKS(e);
+		for (j = 0; j < e->ntags; j++) {
+			if (l[j].tag == t && l[j].pos == k) {
+				ids[n++] = s;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < n && !m->tainted; i++) {
+		uint64_t *q;
+
+		if (!tc_slot_entry_chk(m, ids[i])) {
+			continue;
+		}
+		q = tc_sseq(m->hdr, m->slots[ids[i] - 1].hash & m->bmask);
+		tc_seq_begin(q);
+		skipped += remove_entry(m, ids[i], t);
+		removed++;
+		if (i == 0 && crash) {
+			tc_crash_point(crash);
+		}
+		tc_seq_end(q);
+	}
+	free(ids);
+	if (!m->tainted) {
+		/* every member that held is gone: so is the tag */
+		if (skipped != T->live) {
+			m->tainted = 1;
+		} else {
+			tc_tag_drop(m, t);
+		}
+	}
+	return removed;
+}
