@@ -417,10 +417,13 @@ void tc_remove_one(tc_shm_map *m, uint32_t id)
 
 /* Removes a list of slots, each in its own stripe's window: a reader waits
  * for at most one removal, and only if its key is in that stripe. The
- * crash point is inside the first window. */
-void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash)
+ * crash point is inside the first window. skip is a tag whose links are
+ * left alone (0: none; tc_clean_tag's tag): how many there were is added
+ * to *skipped; the number of entries removed is returned. */
+static size_t remove_windowed(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash,
+                              tc_ref skip, uint32_t *skipped)
 {
-	size_t i;
+	size_t i, removed = 0;
 
 	for (i = 0; i < n && !m->tainted; i++) {
 		uint64_t *q;
@@ -430,12 +433,21 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 		}
 		q = tc_sseq(m->hdr, m->slots[ids[i] - 1].hash & m->bmask);
 		tc_seq_begin(q);
-		tc_remove_entry(m, ids[i]);
+		*skipped += remove_entry(m, ids[i], skip);
+		removed++;
 		if (i == 0 && crash) {
 			tc_crash_point(crash);
 		}
 		tc_seq_end(q);
 	}
+	return removed;
+}
+
+void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash)
+{
+	uint32_t none = 0;
+
+	(void)remove_windowed(m, ids, n, crash, 0, &none);
 }
 
 
@@ -453,7 +465,7 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
 	uint32_t count = T->count, k, n = 0, skipped = 0;
 	const uint32_t *arr;
 	uint32_t *ids;
-	size_t i, removed = 0;
+	size_t removed;
 
 	*oom = 0;
 	if (!count) {
@@ -492,21 +504,7 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
 			}
 		}
 	}
-	for (i = 0; i < n && !m->tainted; i++) {
-		uint64_t *q;
-
-		if (!tc_slot_entry_chk(m, ids[i])) {
-			continue;
-		}
-		q = tc_sseq(m->hdr, m->slots[ids[i] - 1].hash & m->bmask);
-		tc_seq_begin(q);
-		skipped += remove_entry(m, ids[i], t);
-		removed++;
-		if (i == 0 && crash) {
-			tc_crash_point(crash);
-		}
-		tc_seq_end(q);
-	}
+	removed = remove_windowed(m, ids, n, crash, t, &skipped);
 	free(ids);
 	if (!m->tainted) {
 		/* every member that held is gone: so is the tag */
