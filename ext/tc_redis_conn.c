@@ -881,6 +881,9 @@ static int bulk_header(const char *p, size_t n, size_t *hl, long long *len)
 		*hl = 5;
 		return 0;
 	}
+	if (p[1] == '0' && eol - p > 3) {
+		return -1;   /* a leading zero: hiredis refuses it (string2ll) */
+	}
 	for (i = 1; p + i < eol - 1; i++) {
 		if (p[i] < '0' || p[i] > '9' || i > 18) {
 			return -1;

@@ -9,7 +9,8 @@
 #     (segment image + operations; the header check alone), fuzz_file_log
 #     (log files -> rebuild -> every id checked), fuzz_file_idx (a damaged
 #     index file + operations), fuzz_redis_rec, fuzz_mc_rec (records and
-#     decompression as read back from a server).
+#     decompression as read back from a server), fuzz_redis_reply (any
+#     bytes as a server's reply, in pieces, through tcr_conn_cmd).
 # Redis and memcached programs need hiredis / libmemcached (pkg-config):
 # without them they are skipped, with the reason.
 # Ends with one line "c: N passed, N failed, N skipped"; exits non-zero when
