@@ -240,45 +240,57 @@ int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *
 {
 	tcf_store *s = f->s;
 	tcf_idx *x = &s->ix;
-	uint64_t total = 0, off, salt, pos = 0;
-	unsigned char *buf;
+	uint64_t total = 0, off, salt, pos;
+	unsigned char *buf = NULL;
+	size_t cap = 0, i;
 	int64_t now = tc_now();
-	size_t i;
 
-	/* A record whose header is damaged gets no tombstone: its key cannot
-	 * be trusted, and a rebuild skips it anyway. */
+	/* One pass over the records: each DEL is built from the key of the
+	 * record its header check just passed (a record whose header is
+	 * damaged gets no tombstone: its key cannot be trusted, and a rebuild
+	 * skips it anyway). Only the seal, which needs the offset, waits for
+	 * tcf_prepare_append(); it reads nothing but this buffer. */
 	for (i = 0; i < n; i++) {
+		const unsigned char *rec;
 		tcf_rec r;
+		size_t len;
 
-		if (tcf_slot_ok(x, slots[i]) && tcf_slot_record(s, x, slots[i], &r)) {
-			total += tcf_rec_size(r.klen, 0, 0);
+		if (!tcf_slot_ok(x, slots[i]) || !(rec = tcf_slot_record(s, x, slots[i], &r))) {
+			continue;
 		}
+		len = (size_t)tcf_rec_size(r.klen, 0, 0);
+		if (total + len > cap) {
+			/* room for the rest at this size, at least twice as much */
+			size_t want = (size_t)total + len * (n - i), ncap = cap ? cap * 2 : want;
+			unsigned char *nb;
+
+			if (ncap < want) {
+				ncap = want;
+			}
+			if (!(nb = realloc(buf, ncap))) {
+				free(buf);
+				snprintf(err, TC_ERRBUF, "out of memory");
+				goto failed;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		total += tcf_rec_build_del(buf + total, rec + TCF_REC, r.klen, now);
 	}
 	if (!total) {
+		free(buf);
 		return TC_OK;
-	}
-	buf = malloc(total);
-	if (!buf) {
-		snprintf(err, TC_ERRBUF, "out of memory");
-		goto failed;
 	}
 	if (tcf_prepare_append(f, total, &off, &salt, err) != TC_OK) {
 		free(buf);
 		goto failed;
 	}
-	for (i = 0; i < n && pos < total; i++) {
-		const unsigned char *rec;
-		tcf_rec r;
-		tc_str key;
+	for (pos = 0; pos < total; ) {
+		uint16_t klen;
 
-		if (!tcf_slot_ok(x, slots[i]) || !(rec = tcf_slot_record(s, x, slots[i], &r))) {
-			continue;
-		}
-		key.p = (const char *)rec + TCF_REC;
-		key.len = r.klen;
-		tcf_rec_build(buf + pos, TCF_DEL, key, NULL, 0, NULL, 0, 0, now);
+		memcpy(&klen, buf + pos + offsetof(tcf_rec, klen), sizeof(klen));
 		tcf_rec_seal(buf + pos, salt, off + pos);
-		pos += tcf_rec_size(r.klen, 0, 0);
+		pos += tcf_rec_size(klen, 0, 0);
 	}
 	if (tcf_append(f, buf, (size_t)total, off, err) != TC_OK) {
 		free(buf);

@@ -289,6 +289,7 @@ static inline uint64_t tcf_align8(uint64_t v)
 uint64_t tcf_rec_size(uint64_t klen, uint64_t tnlen, uint64_t vlen);
 size_t tcf_rec_build(unsigned char *buf, int type, tc_str key, const tc_str *tags, size_t ntags,
                      const unsigned char *value, size_t vlen, int64_t expire, int64_t mtime);
+size_t tcf_rec_build_del(unsigned char *buf, const unsigned char *key, size_t klen, int64_t mtime);
 void tcf_rec_seal(unsigned char *rec, uint64_t salt, uint64_t off);
 uint64_t tcf_rec_header_ok(const unsigned char *p, uint64_t avail, uint64_t salt, uint64_t off,
                            tcf_rec *out);

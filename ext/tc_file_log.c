@@ -87,6 +87,25 @@ size_t tcf_rec_build(unsigned char *buf, int type, tc_str key, const tc_str *tag
 	return size;
 }
 
+/* A DEL record of key (klen bytes) into buf: the same bytes as
+ * tcf_rec_build(buf, TCF_DEL, key, NULL, 0, NULL, 0, 0, mtime), without
+ * the tag and value steps (a clean writes one per entry). */
+size_t tcf_rec_build_del(unsigned char *buf, const unsigned char *key, size_t klen, int64_t mtime)
+{
+	tcf_rec r;
+	size_t size = (size_t)tcf_rec_size(klen, 0, 0);
+
+	memset(&r, 0, sizeof(r));
+	r.magic = TCF_RECMAGIC | (uint32_t)TCF_DEL;
+	r.klen = (uint16_t)klen;
+	r.mtime = mtime;
+	memcpy(buf + TCF_REC, key, klen);
+	memset(buf + TCF_REC + klen, 0, size - TCF_REC - klen);
+	r.pcheck = pcheck(buf + TCF_REC, klen, buf + TCF_REC + klen, 0);
+	memcpy(buf, &r, sizeof(r));
+	return size;
+}
+
 static uint64_t hcheck(const unsigned char *rec, uint64_t salt, uint64_t off)
 {
 	return tc_hash(rec, offsetof(tcf_rec, hcheck), salt ^ (off * K_OFF));

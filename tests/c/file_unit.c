@@ -255,6 +255,29 @@ static void test_record(void)
 		EXPECT(dsize == tcf_rec_size(7, 0, 0) && tcf_rec_header_ok(copy, dsize, salt, off, &r) == dsize
 		       && (r.magic & 0xff) == TCF_DEL, "a DEL record is refused");
 	}
+	{
+		/* tombstones are built by tcf_rec_build_del: byte for byte a
+		 * tcf_rec_build() DEL, padding zeroed over whatever was there */
+		unsigned char kb[TC_ID_MAX];
+		size_t klen, bad = 0;
+
+		for (klen = 0; klen < sizeof(kb); klen++) {
+			kb[klen] = (unsigned char)(klen * 37 + 11);
+		}
+		for (klen = 1; klen <= TC_ID_MAX; klen++) {
+			tc_str k = {(const char *)kb, klen};
+			size_t a, b;
+
+			memset(buf, 0xa5, sizeof(buf));
+			memset(copy, 0x5a, sizeof(copy));
+			a = tcf_rec_build(buf, TCF_DEL, k, NULL, 0, NULL, 0, 0, (int64_t)klen * 1000003);
+			b = tcf_rec_build_del(copy, kb, klen, (int64_t)klen * 1000003);
+			if (a != b || memcmp(buf, copy, a) != 0) {
+				bad++;
+			}
+		}
+		EXPECT(bad == 0, "tcf_rec_build_del differs from tcf_rec_build for %zu key lengths", bad);
+	}
 	u_end();
 }
 
