@@ -85,6 +85,10 @@ final class Client
             // call's time the process slept, waiting for its server).
             $sched = is_readable('/proc/self/schedstat');
             $wcpu = $wdelay = $ccpu = $cdelay = 0;
+            // Each write's and clean's own time, for the distribution (the
+            // columns are means: a few calls descheduled inside can carry
+            // most of the time). Kept in ns, summarised by Runner::sum().
+            $wlat = $clat = [];
 
             $sock = self::barrier($spec['barrier'], $client);
             $t0 = hrtime(true);
@@ -116,7 +120,7 @@ final class Client
                         $ss = $sched ? self::sched() : null;
                         $t = hrtime(true);
                         $ok = $fe->save($v, $id, $tg);
-                        $wt += hrtime(true) - $t;
+                        $wt += $wlat[] = hrtime(true) - $t;
                         if ($ss) {
                             $se = self::sched();
                             $wcpu += $se[0] - $ss[0];
@@ -136,7 +140,7 @@ final class Client
                         $ss = $sched ? self::sched() : null;
                         $t = hrtime(true);
                         $ok = $fe->clean($tg);
-                        $ct += hrtime(true) - $t;
+                        $ct += $clat[] = hrtime(true) - $t;
                         if ($ss) {
                             $se = self::sched();
                             $ccpu += $se[0] - $ss[0];
@@ -154,7 +158,7 @@ final class Client
                 'reads' => $nr, 'read_ns' => $rt, 'read_misses' => $miss, 'bad_values' => $bad,
                 'writes' => $nw, 'write_ns' => $wt, 'write_failures' => $wfail,
                 'cleans' => $nc, 'clean_ns' => $ct, 'cleans_skipped' => $skipped, 'clean_failures' => $cfail,
-                'refills' => $nf,
+                'refills' => $nf, 'write_lat_ns' => $wlat, 'clean_lat_ns' => $clat,
             ]);
             if ($sched) {
                 $res['sched'] = ['write_cpu_ns' => $wcpu, 'write_runq_ns' => $wdelay,

@@ -209,6 +209,7 @@ final class Report
 
         $summary = $res['summary'];
         if ($res['ops']) {
+            $latRows = [];
             foreach ($summary as $row) {
                 $s .= "\n== {$row['label']} [{$row['backend']}] | mode {$row['mode']} | ";
                 if ($row['status'] !== 'ok') {
@@ -248,6 +249,16 @@ final class Report
                 foreach ($row['warnings'] as $w) {
                     $s .= "warning: $w\n";
                 }
+                $lat = $run['sum']['latency'] ?? [];
+                if ($lat) {
+                    $us = static fn ($d, $k) => $d === null ? '' : number_format($d[$k] / 1000, $d[$k] < 100000 ? 1 : 0);
+                    $w = $lat['write'] ?? null;
+                    $c = $lat['clean'] ?? null;
+                    $latRows[] = [$row['mode'], $row['label'], $us($w, 'p50_ns'), $us($w, 'p99_ns'),
+                        $w === null ? '' : sprintf('%.0f %%', 100 * $w['slowest_5pct_share']),
+                        $us($c, 'p50_ns'), $us($c, 'p90_ns'), $us($c, 'p99_ns'), $us($c, 'mean_ns'),
+                        $c === null ? 'n/a' : sprintf('%.0f %%', 100 * $c['slowest_5pct_share'])];
+                }
             }
 
             $s .= "\nSummary: ops/s summed over {$m['clients']} clients, median of {$m['runs']} run(s) [min..max]\n";
@@ -266,6 +277,12 @@ final class Report
                 ];
             }
             $s .= self::table(['mode', 'backend', 'reads/s', 'writes/s', 'cleans/s', 'load s', 'B/record', 'hit %', 'status'], $rows, [0, 1, 8]);
+            if ($latRows) {
+                $s .= "\nWrites and cleans call by call (us inside each call, all clients of the median run): the columns above are means, "
+                    . "and \"slowest 5 %\" is the share of all the time the slowest 5 % of the calls took (5 % if every call cost the same)\n";
+                $s .= self::table(['mode', 'backend', 'write p50', 'write p99', 'slowest 5 %', 'clean p50', 'clean p90', 'clean p99',
+                    'clean mean', 'slowest 5 %'], $latRows, [0, 1]);
+            }
 
             if ($res['ratios']) {
                 $s .= "\nRatios in the same run: tagcache / peer, median over runs (> 1: tagcache faster)\n";

@@ -190,6 +190,10 @@ final class Runner
             $res['clients'] = array_values($results);
             $res['wall_seconds'] = ($tEnd - $t0) / 1e9;
             $res['sum'] = self::sum($res['clients'], $def['tags'], $res['wall_seconds']);
+            foreach ($res['clients'] as &$c) {
+                unset($c['write_lat_ns'], $c['clean_lat_ns']);   // summarised in sum.latency
+            }
+            unset($c);
             $errors = [];
             $warnings = [];
             // Honest peers: N clients must have been N different processes.
@@ -315,6 +319,30 @@ final class Runner
         // result: counts what per-call timing cannot (a client descheduled
         // between calls) and is dominated by slow cleans where there are any.
         $s['ops_per_wall_s'] = $wall > 0 ? ($tot['reads'] + $tot['writes'] + $tot['cleans']) / $wall : null;
+        $s['latency'] = [];
+        foreach (['write', 'clean'] as $op) {
+            $all = array_merge(...array_map(static fn ($r) => $r[$op . '_lat_ns'] ?? [], $clients));
+            if ($all) {
+                $s['latency'][$op] = self::distribution($all);
+            }
+        }
         return $s;
+    }
+
+    /**
+     * The distribution of the calls' own times (ns) over all clients: median,
+     * p90, p99, worst, and the share of all the time the slowest 5 % of the
+     * calls took (near 5 % when every call costs the same; most of it when
+     * a few calls were descheduled or waited for a lock or a server).
+     */
+    public static function distribution(array $ns): array
+    {
+        sort($ns);
+        $n = count($ns);
+        $q = static fn (float $p) => $ns[min($n - 1, (int)floor($p * $n))];
+        $total = array_sum($ns);
+        $slow = array_sum(array_slice($ns, (int)floor(0.95 * $n)));
+        return ['calls' => $n, 'p50_ns' => $q(0.5), 'p90_ns' => $q(0.9), 'p99_ns' => $q(0.99), 'max_ns' => $ns[$n - 1],
+            'mean_ns' => $total / $n, 'slowest_5pct_share' => $total > 0 ? round($slow / $total, 4) : null];
     }
 }
