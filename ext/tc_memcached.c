@@ -42,6 +42,7 @@
 #define CODEC_NONE  0
 #define CODEC_ZLIB  1
 #define ITEM_OVERHEAD 128     /* memcached's item header, key and suffix, rounded up */
+#define ENTRY_KEY_LEN 11      /* entry_key(): 64 bits, 6 a character */
 #define MONTH       (30 * 86400)  /* memcached reads a longer TTL as a unix time */
 
 static const tc_option_spec mc_options[] = {
@@ -228,12 +229,12 @@ static void mc_close(void *sp)
 
 /*
  *   <prefix>c              clean log: the epoch, the last cleans (one per server)
- *   <prefix>e:<id>         entry record
+ *   <prefix><11 chars>     entry record: a 64-bit hash of the id (entry_key())
  *   <prefix>t:<tag>        tag version (one copy per server)
- * An id or tag of other bytes than [A-Za-z0-9_.{}-], or one too long for
+ * A tag of other bytes than [A-Za-z0-9_.{}-], or one too long for
  * memcached's 250-byte keys, is replaced by 32 hex digits of a 128-bit hash
- * (kinds E and T): no byte of a caller's id ever reaches the protocol.
- * The record holds the id, so two ids of one hash are told apart.
+ * (kind T); an id never reaches the protocol (its key is a hash). The
+ * record holds the id, so two ids of one hash are told apart.
  */
 static unsigned char safe_byte[256];   /* 1 for [A-Za-z0-9_.{}-]; safe_init() */
 
@@ -300,6 +301,29 @@ static size_t make_key(const tcm_state *st, char kind, const char *name, size_t 
 		return pl + (size_t)snprintf(buf + pl, TCM_KEY_MAX + 1 - pl, "%c:%016llx%016llx", kind - 32,
 		                             (unsigned long long)h1, (unsigned long long)h2);
 	}
+}
+
+/* The entry key of an id: <prefix> and 11 characters of [A-Za-z0-9_-],
+ * the 64 bits of the id's hash (layout 3). Short on purpose: libmemcached
+ * parses the reply's VALUE line a byte at a time (~37 instructions a key
+ * byte), and every load reads this key back. The record holds the id: two
+ * ids of one hash are a miss (stats: collisions), never each other's data.
+ * buf: at least TCM_KEY_MAX + 1 bytes. */
+static size_t entry_key(const tcm_state *st, const char *id, size_t n, char *buf)
+{
+	static const char digit[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+	uint64_t h = tc_hash(id, n, UINT64_C(0x656e747279));
+	size_t pl = st->plen;
+	char *p = buf + pl;
+	int i;
+
+	memcpy(buf, st->cfg.prefix, pl);
+	for (i = 0; i < ENTRY_KEY_LEN; i++) {
+		p[i] = digit[h & 63];
+		h >>= 6;
+	}
+	p[ENTRY_KEY_LEN] = '\0';
+	return pl + ENTRY_KEY_LEN;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -834,7 +858,7 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
 
 /*
  * <prefix>c, one per server, replaces a bare namespace version: u8 'C',
- * u8 2, u16 0, u32 0, u64 epoch (the namespace version: records hold it),
+ * u8 3 (the layout: 3 since entry keys are hashes), u16 0, u32 0, u64 epoch (the namespace version: records hold it),
  * u64 base, then the 64-bit hashes of the tag keys cleaned, oldest first:
  * hash j is clean number base + 1 + j of the epoch, seq = base + count. A
  * clean by tag sets the tag's new version, then appends the hashes to the
@@ -859,7 +883,7 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
  * log said so, or is named by a later part of the log.
  */
 #define CLOG_MAGIC 'C'
-#define CLOG_VERSION 2
+#define CLOG_VERSION 3
 #define CLOG_HDR 24
 #define CLOG_KEEP 32         /* hashes a trim keeps */
 #define CLOG_TRIM_EVERY 8    /* one clean in this many trims the log */
@@ -1235,7 +1259,7 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	if (!cn) {
 		return TC_ERR;
 	}
-	*eklen = make_key(st, 'e', id.p, id.len, ekey);
+	*eklen = entry_key(st, id.p, id.len, ekey);
 	hint = hint_find(st, ekey, *eklen);
 	view = view_of(st, cn, ekey, *eklen);
 	if (keyset_init(&ks, 2 + (hint ? hint->ntags : 0)) != 0) {
@@ -1671,7 +1695,7 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	if (!cn) {
 		return TC_ERR;
 	}
-	eklen = make_key(st, 'e', id.p, id.len, ekey);
+	eklen = entry_key(st, id.p, id.len, ekey);
 	if (keyset_init(&ks, ntags + 1) != 0) {
 		keyset_free(&ks);
 		snprintf(err, TC_ERRBUF, "out of memory");
