@@ -42,6 +42,7 @@
 #define CODEC_NONE  0
 #define CODEC_ZLIB  1
 #define ITEM_OVERHEAD 128     /* memcached's item header, key and suffix, rounded up */
+#define ENTRY_KEY_LEN 11      /* entry_key(): 64 bits, 6 a character */
 #define MONTH       (30 * 86400)  /* memcached reads a longer TTL as a unix time */
 
 static const tc_option_spec mc_options[] = {
@@ -228,12 +229,12 @@ static void mc_close(void *sp)
 
 /*
  *   <prefix>c              clean log: the epoch, the last cleans (one per server)
- *   <prefix>e:<id>         entry record
+ *   <prefix><11 chars>     entry record: a 64-bit hash of the id (entry_key())
  *   <prefix>t:<tag>        tag version (one copy per server)
- * An id or tag of other bytes than [A-Za-z0-9_.{}-], or one too long for
+ * A tag of other bytes than [A-Za-z0-9_.{}-], or one too long for
  * memcached's 250-byte keys, is replaced by 32 hex digits of a 128-bit hash
- * (kinds E and T): no byte of a caller's id ever reaches the protocol.
- * The record holds the id, so two ids of one hash are told apart.
+ * (kind T); an id never reaches the protocol (its key is a hash). The
+ * record holds the id, so two ids of one hash are told apart.
  */
 static unsigned char safe_byte[256];   /* 1 for [A-Za-z0-9_.{}-]; safe_init() */
 
@@ -300,6 +301,31 @@ static size_t make_key(const tcm_state *st, char kind, const char *name, size_t 
 		return pl + (size_t)snprintf(buf + pl, TCM_KEY_MAX + 1 - pl, "%c:%016llx%016llx", kind - 32,
 		                             (unsigned long long)h1, (unsigned long long)h2);
 	}
+}
+
+/* The entry key of an id: <prefix> and 11 characters of [A-Za-z0-9_-],
+ * the 64 bits of the id's hash (layout 3). Short on purpose: libmemcached
+ * parses the reply's VALUE line a byte at a time (~37 instructions a key
+ * byte), and every load reads this key back. The record holds the id: two
+ * ids of one hash are a miss (stats: collisions), never each other's data.
+ * buf: at least TCM_KEY_MAX + 1 bytes. *hh: the key of the entry's tag
+ * hint (the id's hash and the prefix's: hint_find()). */
+static size_t entry_key(const tcm_state *st, const char *id, size_t n, char *buf, uint64_t *hh)
+{
+	static const char digit[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+	uint64_t h = tc_hash(id, n, UINT64_C(0x656e747279));
+	size_t pl = st->plen;
+	char *p = buf + pl;
+	int i;
+
+	*hh = h ^ st->phash;
+	memcpy(buf, st->cfg.prefix, pl);
+	for (i = 0; i < ENTRY_KEY_LEN; i++) {
+		p[i] = digit[h & 63];
+		h >>= 6;
+	}
+	p[ENTRY_KEY_LEN] = '\0';
+	return pl + ENTRY_KEY_LEN;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -579,7 +605,7 @@ static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, con
  * was read.
  *
  * Per process, sized by memory, not by a count: a chained hash table on
- * the 64-bit hash of the entry key (prefix included), one malloc'd node
+ * the 64-bit hash of the id and the prefix (entry_key()), one malloc'd node
  * per entry holding its tags' hashes and names (u8 length + bytes each, no
  * prefix), the whole (nodes, their malloc overhead, the bucket array) kept
  * within hint_memory (tagcache.memcached.hint_memory, default 8M: about
@@ -715,20 +741,15 @@ static int hints_ready(const tcm_state *st)
 	return 0;
 }
 
-static uint64_t hint_hash(const char *ekey, size_t eklen)
-{
-	return tc_hash(ekey, eklen, UINT64_C(0x68696e74));
-}
-
-/* The hint of an entry key, or NULL. */
-static const hint_node *hint_find(const tcm_state *st, const char *ekey, size_t eklen)
+/* The hint of an entry (h: entry_key()'s hint hash), or NULL. */
+static const hint_node *hint_find(const tcm_state *st, uint64_t h)
 {
 	hint_node *n;
 
 	if (st->cfg.hint_memory == 0 || !hints.buckets) {
 		return NULL;
 	}
-	n = *hint_ref(hint_hash(ekey, eklen));
+	n = *hint_ref(h);
 	if (n && n != hints.newest) {
 		hint_unlink_lru(n);
 		hint_push_lru(n);
@@ -759,12 +780,10 @@ static int hint_matches(const hint_node *n, const rec_t *rec)
 	return 1;
 }
 
-/* Remember the tag names of an entry key: names[i] (count n), or when
- * names is NULL those of rec. */
-static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const tc_str *names, size_t n,
-                     const rec_t *rec)
+/* Remember the tag names of an entry (h: entry_key()'s hint hash):
+ * names[i] (count n), or when names is NULL those of rec. */
+static void hint_put(const tcm_state *st, uint64_t h, const tc_str *names, size_t n, const rec_t *rec)
 {
-	uint64_t h;
 	hint_node **pp, *node;
 	size_t len = 0, i, off;
 	uint16_t tl;
@@ -785,7 +804,6 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
 		len += 1 + tl;
 	}
 	len += n * sizeof(uint64_t);
-	h = hint_hash(ekey, eklen);
 	pp = hint_ref(h);
 	if (*pp) {
 		hint_drop(pp);
@@ -834,7 +852,7 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
 
 /*
  * <prefix>c, one per server, replaces a bare namespace version: u8 'C',
- * u8 2, u16 0, u32 0, u64 epoch (the namespace version: records hold it),
+ * u8 3 (the layout: 3 since entry keys are hashes), u16 0, u32 0, u64 epoch (the namespace version: records hold it),
  * u64 base, then the 64-bit hashes of the tag keys cleaned, oldest first:
  * hash j is clean number base + 1 + j of the epoch, seq = base + count. A
  * clean by tag sets the tag's new version, then appends the hashes to the
@@ -859,7 +877,7 @@ static void hint_put(const tcm_state *st, const char *ekey, size_t eklen, const 
  * log said so, or is named by a later part of the log.
  */
 #define CLOG_MAGIC 'C'
-#define CLOG_VERSION 2
+#define CLOG_VERSION 3
 #define CLOG_HDR 24
 #define CLOG_KEEP 32         /* hashes a trim keeps */
 #define CLOG_TRIM_EVERY 8    /* one clean in this many trims the log */
@@ -1169,6 +1187,51 @@ static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, 
 	return *npend ? NEED_READ : TC_OK;
 }
 
+/*
+ * The common warm load in one pass: the first mget asked for no tag key
+ * (every hinted tag's version is cached), and the hint names the record's
+ * tags. TC_OK when every tag's cached version is current and equals the
+ * record's, TC_MISS when one equals a version the log named as cleaned,
+ * else NEED_READ: the hint does not match, or a version is not cached or
+ * differs; fetch_entry() then takes the general path (hint_matches(),
+ * check_tags()) from the start, which decides the same way (this reads
+ * and changes nothing). hs[i]: the slot first_keys() found for the
+ * hint's tag i (or NULL), still that tag's: between the two, nothing puts
+ * a version into the cache when the first mget asked for no tag key
+ * (view_observe() only marks slots cleaned, or starts a generation, which
+ * the gen test catches).
+ */
+#define HS_MAX 16   /* hinted tags whose slots a load keeps; more take check_tags() */
+static int check_cached(const tcm_view *v, const hint_node *hint, const tver_slot *const *hs, const rec_t *rec)
+{
+	const char *names = HINT_NAMES(hint), *p = rec->tags;
+	uint32_t i;
+
+	if (hint->ntags != rec->ntags || hint->ntags > HS_MAX) {
+		return NEED_READ;
+	}
+	for (i = 0; i < rec->ntags; i++) {
+		const tver_slot *s = hs[i];
+		uint64_t rv;
+		uint16_t tl;
+
+		memcpy(&tl, p, 2);
+		if ((unsigned char)*names != tl || memcmp(names + 1, p + 2, tl) != 0) {
+			return NEED_READ;
+		}
+		memcpy(&rv, p + 2 + tl, 8);
+		if (!s || s->gen != v->gen) {
+			return NEED_READ;
+		}
+		if (s->ver == 0 || s->ver != rv) {
+			return s->old != 0 && s->old == rv ? TC_MISS : NEED_READ;
+		}
+		names += 1 + (size_t)tl;
+		p += 2 + (size_t)tl + 8;
+	}
+	return TC_OK;
+}
+
 /* The versions of check_tags()'s second read against the record's; they go
  * into the cache. */
 static int check_pending(const tcm_view *v, const keyset *tk, size_t np)
@@ -1191,7 +1254,8 @@ static int check_pending(const tcm_view *v, const keyset *tk, size_t np)
 /* The keys of a load's first mget after the entry's (ks->keys[0]): the
  * clean log, then the hinted tags whose current version is not cached.
  * Returns how many keys in all. */
-static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_node *hint, keyset *ks)
+static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_node *hint, keyset *ks,
+                         const tver_slot **hs)
 {
 	size_t n = 2, off = 0;
 	uint32_t i;
@@ -1202,9 +1266,13 @@ static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_n
 	ks->lens[1] = st->logkey_len;
 	for (i = 0; hint && i < hint->ntags; i++) {
 		size_t nl = (unsigned char)names[off];
-		uint64_t cv, old, th = hint->th[i];
+		uint64_t key, th = hint->th[i];
+		const tver_slot *s = view ? tver_slot_of(view, th, &key, 0) : NULL;
 
-		if (!view || !tver_get(view, th, &cv, &old)) {
+		if (hs && i < HS_MAX) {
+			hs[i] = s;
+		}
+		if (!s || s->gen != view->gen || s->ver == 0) {
 			keyset_put(ks, n, st, 't', names + off + 1, nl);
 			ks->th[n++] = th;
 		}
@@ -1225,6 +1293,8 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	tcm_conn *cn = tcm_conn_get(st);
 	const hint_node *hint;
 	const uint64_t *ths = NULL;
+	const tver_slot *hs[HS_MAX];
+	uint64_t hh;
 	tcm_view *view;
 	char *raw[2];
 	size_t rawlen[2], n, j, np = 0;
@@ -1235,8 +1305,8 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	if (!cn) {
 		return TC_ERR;
 	}
-	*eklen = make_key(st, 'e', id.p, id.len, ekey);
-	hint = hint_find(st, ekey, *eklen);
+	*eklen = entry_key(st, id.p, id.len, ekey, &hh);
+	hint = hint_find(st, hh);
 	view = view_of(st, cn, ekey, *eklen);
 	if (keyset_init(&ks, 2 + (hint ? hint->ntags : 0)) != 0) {
 		keyset_free(&ks);
@@ -1244,7 +1314,7 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	}
 	ks.keys[0] = ekey;
 	ks.lens[0] = *eklen;
-	n = first_keys(st, view, hint, &ks);
+	n = first_keys(st, view, hint, &ks, hs);
 	/* raw[]: in the handle's result buffers until its next mget that
 	 * takes values whole (the second read below takes none) */
 	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, n, ks.vers, ks.have, 2, raw, rawlen);
@@ -1281,10 +1351,14 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	if (!allow_expired && rec->expire < now_s()) {
 		goto out;
 	}
+	if (hint && view && n == 2 && (r = check_cached(view, hint, hs, rec)) != NEED_READ) {
+		goto out;
+	}
+	r = TC_MISS;
 	if (hint && hint_matches(hint, rec)) {
 		ths = hint->th;
 	} else if (st->cfg.hint_memory > 0 && (hint || rec->ntags > 0)) {
-		hint_put(st, ekey, *eklen, NULL, rec->ntags, rec);   /* frees the old hint */
+		hint_put(st, hh, NULL, rec->ntags, rec);   /* frees the old hint */
 	}
 	hint = NULL;
 	r = check_tags(st, view, rec, &ks, 2, n, ths, &tk, &np);
@@ -1662,7 +1736,7 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	size_t eklen, i, reclen = 0;
 	int64_t now = now_s();
 	memcached_return_t rc;
-	uint64_t epoch = 0;
+	uint64_t epoch = 0, hh;
 	keyset ks;
 	int r;
 
@@ -1671,7 +1745,7 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	if (!cn) {
 		return TC_ERR;
 	}
-	eklen = make_key(st, 'e', id.p, id.len, ekey);
+	eklen = entry_key(st, id.p, id.len, ekey, &hh);
 	if (keyset_init(&ks, ntags + 1) != 0) {
 		keyset_free(&ks);
 		snprintf(err, TC_ERRBUF, "out of memory");
@@ -1705,7 +1779,7 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	free(rec);
 	if (!memcached_failed(rc)) {
 		if (st->cfg.hint_memory > 0) {
-			hint_put(st, ekey, eklen, tags, ntags, NULL);
+			hint_put(st, hh, tags, ntags, NULL);
 		}
 	}
 	keyset_free(&ks);

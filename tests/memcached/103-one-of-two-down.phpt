@@ -22,7 +22,7 @@ for ($i = 0; $i < 60; $i++) {
 // which server holds what: ask each one for the keys it has
 $on1 = [];
 for ($i = 0; $i < 60; $i++) {
-    if (str_contains((string) tcm_cmd($s1["port"], "get tc:e:id$i"), "VALUE")) {
+    if (tcm_holds($s1["port"], "id$i")) {
         $on1[] = $i;
     }
 }

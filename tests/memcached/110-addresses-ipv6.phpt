@@ -26,7 +26,7 @@ function reaches(string $label, array $opts, int $port): void
     try {
         $b = new TagCache\Memcached($opts + ['on_error' => 'exception', 'timeout' => 5]);
         $ok = $b->save("v$id", $id, ['T']) && $b->load($id) === "v$id";
-        tcr_check($ok && str_contains((string) tcm_cmd("tcp://[::1]:$port", "get tc:e:$id"), 'VALUE'), $label);
+        tcr_check($ok && tcm_holds("tcp://[::1]:$port", $id), $label);
     } catch (Throwable $e) {
         tcr_check(false, $label, get_class($e) . ': ' . $e->getMessage());
     }

@@ -37,7 +37,7 @@ function reaches(string $label, array $opts, array $at): void
         $where = [];
         foreach ($ids as $id) {
             foreach ($at as $a) {
-                if (str_contains((string) tcm_cmd($a, "get tc:e:$id"), 'VALUE')) {
+                if (tcm_holds($a, $id)) {
                     $where[$a] = true;
                 }
             }
