@@ -1172,9 +1172,12 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	ST(mk->nonce, nonce | WORD_PENDING);
 	tc_crash_point("twolevel_save_marked");   /* a saver killed between its mark and its fast write (tests) */
 	ferr[0] = '\0';
-	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(n->gen) != g0) {
+	if ((g0 & 1) || s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(n->gen) != g0) {
 		/* a full fast level only costs a miss; a sync or a local
-		 * invalidation since g0 may have missed this copy */
+		 * invalidation since g0 may have missed this copy, and so may a
+		 * sync that was running at g0 (odd) and still is: it may have
+		 * read the journal after the slow write and applied a later
+		 * record of the id before this copy lands */
 		s->fast->remove(s->fst, id);
 	} else {
 		/* this copy is the one of record `nonce`: that record, when this
@@ -1186,7 +1189,14 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 		 * tombstone has taken the slot. */
 		uint64_t want = nonce | WORD_PENDING;
 
-		__atomic_compare_exchange_n(&mk->nonce, &want, nonce, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		if (!__atomic_compare_exchange_n(&mk->nonce, &want, nonce, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			/* the slot changed since the pending mark: another save of
+			 * this node took it (its fast write may have come before this
+			 * one while its slow write came after: this copy would then
+			 * be older than the slow level's, under a mark that vouches
+			 * for it), or a fill, a replay or a tombstone cleared it */
+			s->fast->remove(s->fst, id);
+		}
 	}
 	return TC_OK;
 }
