@@ -1138,23 +1138,38 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
  * only when it may concern the save's id (save_may_stand()). */
 #define TL_LOCAL_ID 0xffu
 
+#define TL_LOCAL_BUSY UINT64_MAX   /* a note's seq while its writer fills it in */
+
 static void local_note(tl_state *s, uint64_t what, const tc_str *items, size_t n)
 {
 	tc_tl_node *nd = s->node.n;
-	tc_tl_local *l = &nd->lring[ADD(nd->lring_head, 1) % TC_TL_LRING];
 	size_t i;
+	int tries;
 
-	ST(l->seq, 0);   /* a reader that finds it now does not count it */
 	if ((what & 0xff) != TL_LOCAL_ID && n > TC_TL_LRING_TAGS) {
 		what = TC_CLEAN_ALL;   /* too many tags to note: as if it removed everything */
 		n = 0;
 	}
-	ST(l->what, what | (uint64_t)n << 8);
-	for (i = 0; i < n; i++) {
-		ST(l->h[i], tc_hash(items[i].p, items[i].len, 0));
+	/* a slot of its own (one that another writer is filling in is
+	 * skipped): its writer alone fills it in, so a reader that finds the
+	 * same seq before and after reading it read one note */
+	for (tries = 0; tries < 4; tries++) {
+		tc_tl_local *l = &nd->lring[ADD(nd->lring_head, 1) % TC_TL_LRING];
+		uint64_t old = LD(l->seq);
+
+		if (old == TL_LOCAL_BUSY
+		    || !__atomic_compare_exchange_n(&l->seq, &old, TL_LOCAL_BUSY, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			continue;
+		}
+		ST(l->what, what | (uint64_t)n << 8);
+		for (i = 0; i < n; i++) {
+			ST(l->h[i], tc_hash(items[i].p, items[i].len, 0));
+		}
+		/* its number is the value of gen its own +2 makes */
+		ST(l->seq, ADD(nd->gen, 2));
+		return;
 	}
-	/* its number is the value of gen its own +2 makes */
-	ST(l->seq, ADD(nd->gen, 2));
+	ADD(nd->gen, 2);   /* no note: the saves that overlap it drop their copies */
 }
 
 static void local_bump(tl_state *s, tc_clean_mode mode, const tc_str *tags, size_t ntags)

@@ -73,7 +73,7 @@ typedef struct {
 #define TC_TL_LRING 32
 #define TC_TL_LRING_TAGS 6
 typedef struct {
-	uint64_t seq;      /* the value of gen its +2 made; 0 while written */
+	uint64_t seq;      /* the value of gen its +2 made; UINT64_MAX while written */
 	uint64_t what;     /* tc_clean_mode | ntags << 8, or TL_LOCAL_ID (a remove: h[0]) */
 	uint64_t h[TC_TL_LRING_TAGS];   /* the tags' hashes (ntags at most TC_TL_LRING_TAGS) */
 } tc_tl_local;
