@@ -1130,6 +1130,130 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 	return TC_OK;
 }
 
+/* After a slow remove or clean, before the fast one: fills and saves of
+ * this node that began before it drop their copies (their gen check), so
+ * the node need not apply its own record again. +2 keeps the parity.
+ * First it is noted in the node's ring (what it removed: an id, or a
+ * clean mode and tags), so that a save that overlapped it drops its copy
+ * only when it may concern the save's id (save_may_stand()). */
+#define TL_LOCAL_ID 0xffu
+
+#define TL_LOCAL_BUSY UINT64_MAX   /* a note's seq while its writer fills it in */
+
+static void local_note(tl_state *s, uint64_t what, const tc_str *items, size_t n)
+{
+	tc_tl_node *nd = s->node.n;
+	size_t i;
+	int tries;
+
+	if ((what & 0xff) != TL_LOCAL_ID && n > TC_TL_LRING_TAGS) {
+		what = TC_CLEAN_ALL;   /* too many tags to note: as if it removed everything */
+		n = 0;
+	}
+	/* a slot of its own (one that another writer is filling in is
+	 * skipped): its writer alone fills it in, so a reader that finds the
+	 * same seq before and after reading it read one note */
+	for (tries = 0; tries < 4; tries++) {
+		tc_tl_local *l = &nd->lring[ADD(nd->lring_head, 1) % TC_TL_LRING];
+		uint64_t old = LD(l->seq);
+
+		if (old == TL_LOCAL_BUSY
+		    || !__atomic_compare_exchange_n(&l->seq, &old, TL_LOCAL_BUSY, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			continue;
+		}
+		ST(l->what, what | (uint64_t)n << 8);
+		for (i = 0; i < n; i++) {
+			ST(l->h[i], tc_hash(items[i].p, items[i].len, 0));
+		}
+		/* its number is the value of gen its own +2 makes */
+		ST(l->seq, ADD(nd->gen, 2));
+		return;
+	}
+	ADD(nd->gen, 2);   /* no note: the saves that overlap it drop their copies */
+}
+
+static void local_bump(tl_state *s, tc_clean_mode mode, const tc_str *tags, size_t ntags)
+{
+	local_note(s, (uint64_t)mode, tags, ntags);
+}
+
+static void local_bump_id(tl_state *s, tc_str id)
+{
+	local_note(s, TL_LOCAL_ID, &id, 1);
+}
+
+/* Whether local entry l (what, hashes) may have removed an entry with id
+ * hash hid and tags (hashes th, nt of them): yes unless it provably did
+ * not. A hash that two names share only makes it say yes. */
+static int local_may_concern(uint64_t what, const uint64_t *lh, uint64_t hid, const uint64_t *th, size_t nt)
+{
+	size_t n = (size_t)(what >> 8), i, k, found = 0;
+	unsigned mode = (unsigned)(what & 0xff);
+
+	if (mode == TL_LOCAL_ID) {
+		return n != 1 || lh[0] == hid;
+	}
+	if ((mode != TC_CLEAN_MATCHING && mode != TC_CLEAN_MATCHING_ANY) || n == 0 || n > TC_TL_LRING_TAGS) {
+		return 1;   /* all, old, notMatching: may concern any entry */
+	}
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < nt && th[k] != lh[i]; k++) {
+		}
+		found += k < nt;
+	}
+	return mode == TC_CLEAN_MATCHING ? found == n : found > 0;
+}
+
+/* Whether a save's fast copy, written after g0 was read (before the slow
+ * write), may stand. Every change of gen since g0 must be a noted remove
+ * or clean of this node (+2 each, its note numbered with the gen value it
+ * made): a sync (+1 twice), a syncer that died, or a remove or clean of a
+ * build without notes leaves more change than the notes explain, and the
+ * copy is dropped as before. Of the noted ones, none may concern the id
+ * or its tags. Why that is enough: a remove or clean whose slow write came
+ * before this save's is older (the copy is newer); one whose slow write
+ * came after it made its +2 after g0. If the +2 came before the read of
+ * gen here, its note (published right after it, before its second fast
+ * step) is counted and examined, or, not yet published or overwritten, is
+ * missing from the count (dropped); if after, its second fast step comes
+ * after this fast write and removes the copy when it concerns it. */
+static int save_may_stand(tl_state *s, uint64_t g0, tc_str id, const tc_str *tags, size_t ntags)
+{
+	tc_tl_node *n = s->node.n;
+	uint64_t g = LD(n->gen), th[TC_TAGS_MAX], hid;
+	size_t i, k, seen = 0;
+
+	if (g == g0) {
+		return 1;
+	}
+	if (((g0 | g) & 1) || g < g0 || g - g0 > 2 * TC_TL_LRING || ntags > TC_TAGS_MAX) {
+		return 0;
+	}
+	hid = tc_hash(id.p, id.len, 0);
+	for (i = 0; i < ntags; i++) {
+		th[i] = tc_hash(tags[i].p, tags[i].len, 0);
+	}
+	for (k = 0; k < TC_TL_LRING; k++) {
+		tc_tl_local *l = &n->lring[k];
+		uint64_t e = LD(l->seq), what, lh[TC_TL_LRING_TAGS];
+		size_t j, ln;
+
+		if (e <= g0 || e > g) {
+			continue;
+		}
+		what = LD(l->what);
+		ln = (size_t)(what >> 8) < TC_TL_LRING_TAGS ? (size_t)(what >> 8) : TC_TL_LRING_TAGS;
+		for (j = 0; j < ln; j++) {
+			lh[j] = LD(l->h[j]);
+		}
+		if (LD(l->seq) != e || local_may_concern(what, lh, hid, th, ntags)) {
+			return 0;
+		}
+		seen++;
+	}
+	return 2 * seen == g - g0;
+}
+
 static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t ntags, int64_t expire,
                    char *err)
 {
@@ -1172,9 +1296,14 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	ST(mk->nonce, nonce | WORD_PENDING);
 	tc_crash_point("twolevel_save_marked");   /* a saver killed between its mark and its fast write (tests) */
 	ferr[0] = '\0';
-	if (s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK || LD(n->gen) != g0) {
-		/* a full fast level only costs a miss; a sync or a local
-		 * invalidation since g0 may have missed this copy */
+	if ((g0 & 1) || s->fast->save(s->fst, id, data, tags, ntags, expire, ferr) != TC_OK
+	    || !save_may_stand(s, g0, id, tags, ntags)) {
+		/* a full fast level only costs a miss; a sync since g0, or a
+		 * local remove or clean since that may concern the id or its
+		 * tags, may have missed this copy, and so may a sync that was
+		 * running at g0 (odd) and still is: it may have read the journal
+		 * after the slow write and applied a later record of the id
+		 * before this copy lands */
 		s->fast->remove(s->fst, id);
 	} else {
 		/* this copy is the one of record `nonce`: that record, when this
@@ -1186,17 +1315,16 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 		 * tombstone has taken the slot. */
 		uint64_t want = nonce | WORD_PENDING;
 
-		__atomic_compare_exchange_n(&mk->nonce, &want, nonce, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		if (!__atomic_compare_exchange_n(&mk->nonce, &want, nonce, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			/* the slot changed since the pending mark: another save of
+			 * this node took it (its fast write may have come before this
+			 * one while its slow write came after: this copy would then
+			 * be older than the slow level's, under a mark that vouches
+			 * for it), or a fill, a replay or a tombstone cleared it */
+			s->fast->remove(s->fst, id);
+		}
 	}
 	return TC_OK;
-}
-
-/* After a slow remove or clean, before the fast one: fills and saves of
- * this node that began before it drop their copies (their gen check), so
- * the node need not apply its own record again. +2 keeps the parity. */
-static void local_bump(tl_state *s)
-{
-	ADD(s->node.n->gen, 2);
 }
 
 static int tl_remove(void *sp, tc_str id)
@@ -1217,7 +1345,7 @@ static int tl_remove(void *sp, tc_str id)
 	jr = journal_arm(s, 'I', 0, &id, 1, 0, &jdone);
 	r = s->slow->remove(s->sst, id);
 	journal_disarm(s, jr);
-	local_bump(s);
+	local_bump_id(s, id);
 	if (r != TC_ERR) {
 		uint64_t timed = tomb_word();
 
@@ -1258,7 +1386,7 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 	}
 	r = s->slow->clean(s->sst, mode, tags, ntags, err);
 	journal_disarm(s, jr);
-	local_bump(s);
+	local_bump(s, mode, tags, ntags);
 	if (r == TC_OK) {
 		tomb_apply(s, &t, tomb_word(), snap);
 	}
@@ -1323,7 +1451,7 @@ static int tl_expire_now(void *sp, tc_str id)
 
 	s->fast->remove(s->fst, id);
 	r = s->slow->expire_now(s->sst, id);
-	local_bump(s);
+	local_bump_id(s, id);
 	s->fast->remove(s->fst, id);
 	if (r == TC_OK) {
 		journal(s, 'I', 0, &id, 1, 0);

@@ -66,6 +66,18 @@ typedef struct {
 	_Alignas(16) unsigned char slow_cfg[TC_TL_SLOWCFG];
 } tc_twolevel_config;
 
+/* A remove or clean of this node, noted after its slow write and before
+ * its second fast step (tc_twolevel.c, local_note()), so that a save of
+ * this node that overlapped it drops its copy only if the remove or clean
+ * may concern it. */
+#define TC_TL_LRING 32
+#define TC_TL_LRING_TAGS 6
+typedef struct {
+	uint64_t seq;      /* the value of gen its +2 made; UINT64_MAX while written */
+	uint64_t what;     /* tc_clean_mode | ntags << 8, or TL_LOCAL_ID (a remove: h[0]) */
+	uint64_t h[TC_TL_LRING_TAGS];   /* the tags' hashes (ntags at most TC_TL_LRING_TAGS) */
+} tc_tl_local;
+
 /* The node's state, shared by every process that uses the fast segment:
  * a small file mapped beside it (<segment path>.twolevel). */
 typedef struct {
@@ -82,6 +94,8 @@ typedef struct {
 	uint64_t nonce;            /* last write nonce handed out (atomic add) */
 	uint64_t own_skipped;      /* records of this node's own writes not applied again */
 	uint64_t superseded;       /* id records not applied: a later one of the id in the same sync */
+	uint64_t lring_head;       /* local removes and cleans noted: picks their ring slot */
+	tc_tl_local lring[TC_TL_LRING];   /* the last of them */
 } tc_tl_node;
 
 /* Own-save marks (tc_twolevel.c, "own writes"): a table mapped after the

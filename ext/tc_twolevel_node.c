@@ -26,6 +26,7 @@
 #define TC_TL_PAGE 4096
 #define TC_TL_MARKS_MAX ((size_t)1 << 22)
 #define TC_TL_SIZE(nmarks) (TC_TL_PAGE + (nmarks) * sizeof(tc_tl_mark))
+_Static_assert(sizeof(tc_tl_node) <= TC_TL_PAGE, "the node state fits its page");
 
 typedef struct tl_map {
 	struct tl_map *next;
