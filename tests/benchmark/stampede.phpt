@@ -1,5 +1,5 @@
 --TEST--
-Benchmark: stampede.php runs its rows; with serve_stale one rebuild per clean, without it at least one, and the JSON has every figure
+Benchmark: stampede.php runs its rows; with serve_stale at most one rebuild per clean (and some), without it at least one, and the JSON has every figure
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -11,10 +11,13 @@ if (getenv('USE_ZEND_ALLOC') === '0') die('skip valgrind/ASan run: the benchmark
 ?>
 --FILE--
 <?php
-// Not a timing test: rebuilds are counted, not timed. With serve_stale each
-// clean of the hot entry (one a second) is followed by exactly one rebuild:
-// the lease holder's (a rebuild costs 50 ms, far less than the second
-// between cleans).
+// Not a timing test: rebuilds are counted, not timed. With serve_stale a
+// clean of the hot entry (one a second) is followed by one rebuild, the
+// lease holder's, and never by more: that is the stampede protection. It
+// may be followed by none on a loaded machine, and that is not a failure:
+// a clean that the cleaner makes late can come right after the one before,
+// inside its rebuild (one rebuild then serves both), or after the clients
+// stopped. So: at least one rebuild, at most one per clean.
 $bench = dirname(__DIR__, 2) . '/benchmark/stampede.php';
 $php = getenv('TEST_PHP_EXECUTABLE') ?: PHP_BINARY;
 $env = getenv();
@@ -31,7 +34,7 @@ echo 'exit 0: ', $rc === 0 ? 'ok' : "FAILED ($rc) $err", "\n";
 echo 'three rows: ', is_array($r) && array_keys($r) === ['shm-off', 'shm-stale', 'shm-remember'] ? 'ok' : "FAILED $out", "\n";
 foreach (['shm-stale', 'shm-remember'] as $row) {
     $x = $r[$row] ?? [];
-    echo "$row: one rebuild per clean: ", ($x['cleans'] ?? 0) >= 1 && $x['rebuilds'] === $x['cleans'] ? 'ok' : 'FAILED ' . json_encode($x), "\n";
+    echo "$row: at most one rebuild per clean: ", ($x['cleans'] ?? 0) >= 1 && $x['rebuilds'] >= 1 && $x['rebuilds'] <= $x['cleans'] ? 'ok' : 'FAILED ' . json_encode($x), "\n";
 }
 $x = $r['shm-off'] ?? [];
 echo 'shm-off: a rebuild per clean at least: ', ($x['cleans'] ?? 0) >= 1 && $x['rebuilds'] >= $x['cleans'] ? 'ok' : 'FAILED ' . json_encode($x), "\n";
@@ -40,7 +43,7 @@ echo 'figures: ', isset($x['p99_ms'], $x['p50_ms'], $x['max_ms'], $x['requests']
 --EXPECT--
 exit 0: ok
 three rows: ok
-shm-stale: one rebuild per clean: ok
-shm-remember: one rebuild per clean: ok
+shm-stale: at most one rebuild per clean: ok
+shm-remember: at most one rebuild per clean: ok
 shm-off: a rebuild per clean at least: ok
 figures: ok
