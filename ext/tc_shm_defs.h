@@ -28,7 +28,9 @@
 #include "tc_util.h"
 
 #define TC_SHM_MAGIC   "TAGCACH1"
-#define TC_SHM_LAYOUT  2u  /* 2: tag members removed lazily (tc_tag.live) */
+#define TC_SHM_LAYOUT  3u  /* 2: tag members removed lazily (tc_tag.live);
+                              3: the checksum mixes the version in after
+                              hashing the bytes (tc_entry_check_of) */
 #define TC_SHM_READY   0x52454459u  /* "REDY", written last at creation */
 #define TC_UNIT        16u
 #define TC_NCLASSES    96           /* allocator free lists */
@@ -232,6 +234,11 @@ static inline int tc_ref_ok(const tc_shm_map *m, tc_ref r)
 uint32_t tc_key_hash(const unsigned char *p, size_t len);
 uint32_t tc_tag_hash(const unsigned char *p, size_t len);
 uint32_t tc_entry_check(const tc_entry *e);
+/* tc_entry_check() in two parts: the bytes (key, value, names) hashed
+ * without the lock, the version mixed in under it. */
+uint64_t tc_entry_body_hash(const unsigned char *key, uint32_t klen, const unsigned char *val,
+                            uint32_t vlen, const unsigned char *names, uint32_t tnlen, uint32_t ntags);
+uint32_t tc_entry_check_of(uint64_t body, uint64_t version);
 /* The bytes of an entry block with these lengths, header included. */
 static inline uint64_t tc_entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen)
 {
@@ -283,6 +290,26 @@ uint32_t tc_tag_member_sel(const tc_shm_map *m, tc_ref t, uint32_t k);
 void tc_tag_drop(tc_shm_map *m, tc_ref t);
 /* An entry that carried tag t is gone: one live member less. */
 void tc_tag_release(tc_shm_map *m, tc_ref t);
+/* tc_tag_release() with the usual case inline, its checks made on local
+ * copies of m's fields (heap, heap_units: stores to the segment would make
+ * the compiler reload them): one live member less; a tag that empties or
+ * whose array is due for compaction goes the long way. */
+static inline void tc_tag_release_inl(tc_shm_map *m, unsigned char *heap, uint32_t hu, tc_ref t)
+{
+	const tc_blk *tb = (const tc_blk *)(heap + (size_t)t * TC_UNIT);
+
+	/* t <= hu - 3: the record's fields (units t + 1, t + 2) lie inside
+	 * the heap whatever its size says (the long way checks that) */
+	if (t >= 1 && t <= hu - 3 && tb->type == TC_B_TAG) {
+		tc_tag *T = TC_TAGREC(tb);
+
+		if (T->live > 1 && (T->count < 64 || T->live - 1 >= T->count / 8)) {
+			T->live--;
+			return;
+		}
+	}
+	tc_tag_release(m, t);
+}
 void tc_remove_entry(tc_shm_map *m, uint32_t id);   /* inside a window */
 void tc_remove_one(tc_shm_map *m, uint32_t id);     /* in its stripe's window */
 void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash);

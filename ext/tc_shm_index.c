@@ -27,13 +27,39 @@ uint32_t tc_tag_hash(const unsigned char *p, size_t len)
 	return (uint32_t)tc_hash(p, len, SEED_TAG);
 }
 
+/* The checksum in two parts (layout 3), so that a save hashes its bytes
+ * before it takes the lock and only mixes in the version under it: the
+ * hash of key, value and names (seeded with the lengths), then the
+ * version, mixed through a bijection, so that any change of either
+ * changes the result. */
+uint64_t tc_entry_body_hash(const unsigned char *key, uint32_t klen, const unsigned char *val,
+                            uint32_t vlen, const unsigned char *names, uint32_t tnlen, uint32_t ntags)
+{
+	uint64_t h = SEED_CHECK ^ ((uint64_t)klen << 40) ^ ((uint64_t)vlen << 8)
+	             ^ ((uint64_t)ntags << 56) ^ tnlen;
+
+	/* each part where it lies: a save hashes its arguments, repair the
+	 * block (the lengths in the seed fix where each part ends) */
+	h = tc_hash(key, klen, h);
+	h = tc_hash(val, vlen, h);
+	return tc_hash(names, tnlen, h);
+}
+
+uint32_t tc_entry_check_of(uint64_t body, uint64_t version)
+{
+	uint64_t x = body + version * UINT64_C(0x9e3779b97f4a7c15);
+
+	/* splitmix64's finaliser */
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return (uint32_t)(x ^ (x >> 31));
+}
+
 uint32_t tc_entry_check(const tc_entry *e)
 {
-	uint64_t seed = SEED_CHECK ^ e->version ^ ((uint64_t)e->klen << 40)
-	                ^ ((uint64_t)e->vlen << 8) ^ ((uint64_t)e->ntags << 56) ^ e->tnlen;
-	const unsigned char *k = TC_KEY(e);
-
-	return (uint32_t)tc_hash(k, (size_t)e->klen + e->vlen + e->tnlen, seed);
+	return tc_entry_check_of(tc_entry_body_hash(TC_KEY(e), e->klen, TC_VALUE(e), e->vlen, TC_NAMES(e),
+	                                            e->tnlen, e->ntags),
+	                         e->version);
 }
 
 /* Under the lock: slot id (1-based) of the key, 0 if absent. Sets tainted
@@ -370,29 +396,14 @@ static inline uint32_t remove_entry(tc_shm_map *m, uint32_t id, tc_ref skip)
 	sl->blk = 0;  /* first: its members stop holding (tag_release may compact) */
 	sl->hash = 0;
 	for (j = 0; j < e->ntags; j++) {
-		/* one live member less for each tag: the usual case inline, with
-		 * tc_tag_release's checks made once on local copies (stores to the
-		 * segment would make the compiler reload m's fields); a tag that
-		 * empties or whose array is due for compaction goes the long way */
+		/* one live member less for each tag (tc_tag_release_inl) */
 		tc_ref t = l[j].tag;
-		tc_tag *T;
-		const tc_blk *tb;
 
 		if (t == skip) {
 			skipped++;
 			continue;
 		}
-		tb = (const tc_blk *)(heap + (size_t)t * TC_UNIT);
-		/* t <= hu - 3: the record's fields (units t + 1, t + 2) lie inside
-		 * the heap whatever its size says (the long way checks that) */
-		if (t >= 1 && t <= hu - 3 && tb->type == TC_B_TAG) {
-			T = TC_TAGREC(tb);
-			if (T->live > 1 && (T->count < 64 || T->live - 1 >= T->count / 8)) {
-				T->live--;
-				continue;
-			}
-		}
-		tc_tag_release(m, t);
+		tc_tag_release_inl(m, heap, hu, t);
 	}
 	tc_idlist_push(TC_IDLIST(m->slots), &m->hdr->free_slot, id);
 	m->hdr->entries--;
