@@ -648,9 +648,23 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 	int64_t now = tc_now();
 	uint32_t *ids;
 	size_t n;
-	int oom;
+	int oom, one = (mode == TC_CLEAN_MATCHING_ANY || mode == TC_CLEAN_MATCHING) && ntags == 1;
+	int have_pre = 0;
+	const unsigned char *p1 = one ? (const unsigned char *)tags[0].p : NULL;
+	uint32_t h1 = one ? tc_tag_hash(p1, tags[0].len) : 0;
+	tc_clean_pre pre = {0};
 
+	/* A one-tag clean selects its entries before it takes the lock (the
+	 * lock is what every other writer waits for): under it the selection
+	 * is used if no member was added or moved since, else made again. */
+	if (one && fresh(m, tc_now_coarse(), err) == TC_OK) {
+		have_pre = tc_clean_tag_pre(m, p1, (uint32_t)tags[0].len, h1, &pre);
+		if (have_pre) {
+			tc_crash_point("clean_preselected");
+		}
+	}
 	if (wlock(s, err) != TC_OK) {
+		free(pre.ids);
 		return TC_ERR;
 	}
 	if (mode == TC_CLEAN_ALL) {
@@ -668,13 +682,21 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 		wunlock(m);
 		return TC_OK;
 	}
-	if ((mode == TC_CLEAN_MATCHING_ANY || mode == TC_CLEAN_MATCHING) && ntags == 1) {
+	if (one) {
 		/* the usual clean (Magento's): one tag, its entries and the tag */
-		const unsigned char *p = (const unsigned char *)tags[0].p;
-		tc_ref t = tc_tag_find(m, p, (uint32_t)tags[0].len, tc_tag_hash(p, tags[0].len));
+		tc_ref t = tc_tag_find(m, p1, (uint32_t)tags[0].len, h1);
 
-		n = t ? tc_clean_tag(m, t, "clean_tag", &oom) : 0;
-		if (t && oom) {
+		oom = 0;
+		if (!t) {
+			n = 0;
+		} else if (have_pre && tc_clean_tag_use(m, t, &pre, "clean_tag", &n)) {
+			m->hdr->pre_kept++;
+		} else {
+			m->hdr->pre_redone += have_pre;
+			n = tc_clean_tag(m, t, "clean_tag", &oom);
+		}
+		free(pre.ids);
+		if (oom) {
 			wunlock(m);
 			snprintf(err, TC_ERRBUF, "out of memory");
 			return TC_ERR;
@@ -878,6 +900,8 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "size", (int64_t)m->size);
 	emit(ctx, "max_entries", (int64_t)m->nslots);
 	emit(ctx, "lock_recoveries", (int64_t)H->lock_recoveries);
+	emit(ctx, "cleans_preselected", (int64_t)H->pre_kept);
+	emit(ctx, "cleans_reselected", (int64_t)H->pre_redone);
 }
 
 static int shm_verify(void *st, tc_emit_fn emit, void *ctx)

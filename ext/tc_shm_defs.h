@@ -92,7 +92,14 @@ typedef struct {
 	uint32_t cap;
 	tc_ref arr;     /* TARR block: u32 slot indexes */
 	uint32_t live;  /* entries that carry the tag (0: the tag is dropped) */
-	uint32_t nlen;  /* name follows */
+	uint32_t nlen;  /* name follows (after gen) */
+	uint32_t spare;
+	uint64_t gen;   /* stamp of the last change that can add a member that
+	                   holds or move one (a link, a compaction, a new array,
+	                   the record's creation): ++hdr->tgen, stored with
+	                   release after the change. A release (live--) does
+	                   not stamp: a clean selected without the lock checks
+	                   each member again under it (tc_clean_tag_pre) */
 } tc_tag;
 
 typedef struct {
@@ -124,11 +131,15 @@ typedef struct {
 	char pad2[52];
 	/* below: written only under the lock */
 	uint64_t version;
+	uint64_t tgen;          /* the last tag stamp given (tc_tag.gen); never
+	                           reset but with the file */
 	uint32_t free_slot;     /* slot + 1 */
 	uint32_t entries, tags, clock;
 	uint64_t bytes_used;
 	int64_t min_expire;     /* no entry expires before this */
 	uint64_t writes, evictions, expirations, lock_recoveries;
+	uint64_t pre_kept, pre_redone;  /* cleans whose selection made without
+	                                   the lock held, or had to be made again */
 	tc_ref free_heads[TC_NCLASSES];
 	char pad3[64];
 	tc_stripe stripes[TC_NSTRIPES];
@@ -315,6 +326,29 @@ void tc_remove_one(tc_shm_map *m, uint32_t id);     /* in its stripe's window */
 void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash);
 /* A clean of one tag: its entries removed, the tag dropped; how many. */
 size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom);
+/* A one-tag clean's selection made without the lock (tc_clean_tag_pre),
+ * and used under it if nothing that could add a member changed since
+ * (tc_clean_tag_use). */
+typedef struct {
+	unsigned char *base;  /* the mapping it was made in */
+	uint64_t seq;         /* the whole-index sequence (even) */
+	tc_ref t;
+	uint64_t gen;         /* the tag's stamp when it was read */
+	uint32_t count;       /* its members then */
+	uint32_t n;           /* selected: */
+	uint32_t *ids, *pos, *link;  /* slot, member position, which of the
+	                                entry's links names t (one malloc) */
+} tc_clean_pre;
+/* Lock-free, every offset bounds-checked like a reader's: 1 with a
+ * selection in *p (free p->ids), 0 when none could be made (no such tag,
+ * an odd sequence, anything inconsistent: a writer was in the middle). */
+int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h, tc_clean_pre *p);
+/* Under the lock, t found again: if p still holds (same mapping, sequence,
+ * tag and stamp), its members are each checked again (an entry removed
+ * since, and its slot perhaps reused, is no member any more) and removed
+ * as tc_clean_tag() does; returns 1 and *removed. 0: p is stale, nothing
+ * was done. */
+int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char *crash, size_t *removed);
 
 /* tc_shm_evict.c: under the lock */
 void tc_sweep_expired(tc_shm_map *m, int64_t now);

@@ -130,6 +130,13 @@ int tc_tag_ok(const tc_shm_map *m, tc_ref t)
 	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
 }
 
+/* A change to tag T that can add a holding member or move one: a new
+ * stamp, stored after the change (tc_clean_pre's check). */
+static inline void tag_stamp(tc_shm_map *m, tc_tag *T)
+{
+	__atomic_store_n(&T->gen, ++m->hdr->tgen, __ATOMIC_RELEASE);
+}
+
 tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
 {
 	tc_ref t = m->tagbuckets[h & m->tbmask];
@@ -171,6 +178,8 @@ tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32
 	T->arr = 0;
 	T->live = 0;
 	T->nlen = len;
+	T->spare = 0;
+	tag_stamp(m, T);
 	memcpy(TC_TAGNAME(T), name, len);
 	T->next = m->tagbuckets[h & m->tbmask];
 	m->tagbuckets[h & m->tbmask] = t;
@@ -263,6 +272,7 @@ static void tag_compact(tc_shm_map *m, tc_ref t)
 		}
 	}
 	T->count = n;
+	tag_stamp(m, T);
 	if (n != T->live) {
 		m->tainted = 1;
 	}
@@ -286,6 +296,7 @@ static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
 	}
 	T->arr = a;
 	T->cap = cap;
+	tag_stamp(m, T);
 	return 0;
 }
 
@@ -316,6 +327,7 @@ void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
 	l->pos = T->count;
 	T->count++;
 	T->live++;
+	tag_stamp(m, T);
 }
 
 void tc_tag_drop(tc_shm_map *m, tc_ref t)
@@ -462,6 +474,26 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 }
 
 
+/* The removals of a one-tag clean: ids are the slots whose entries carry
+ * t (each checked); t's record is left alone under the walk, then dropped
+ * once, when the links skipped are its live count (else the segment is
+ * marked for repair). */
+static size_t clean_tag_finish(tc_shm_map *m, tc_ref t, const uint32_t *ids, uint32_t n, const char *crash)
+{
+	uint32_t skipped = 0;
+	size_t removed = remove_windowed(m, ids, n, crash, t, &skipped);
+
+	if (!m->tainted) {
+		/* every member that held is gone: so is the tag */
+		if (skipped != TC_TAGREC(TC_BLK(m, t))->live) {
+			m->tainted = 1;
+		} else {
+			tc_tag_drop(m, t);
+		}
+	}
+	return removed;
+}
+
 /* A clean of one tag t (found by tc_tag_find, so checked): every entry
  * that carries it leaves the index, each in its own stripe's window, and
  * the tag goes with the last of them. The selection is tc_select()'s for
@@ -473,7 +505,7 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-	uint32_t count = T->count, k, n = 0, skipped = 0;
+	uint32_t count = T->count, k, n = 0;
 	const uint32_t *arr;
 	uint32_t *ids;
 	size_t removed;
@@ -515,15 +547,151 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
 			}
 		}
 	}
-	removed = remove_windowed(m, ids, n, crash, t, &skipped);
+	removed = clean_tag_finish(m, t, ids, n, crash);
 	free(ids);
-	if (!m->tainted) {
-		/* every member that held is gone: so is the tag */
-		if (skipped != T->live) {
-			m->tainted = 1;
-		} else {
-			tc_tag_drop(m, t);
+	return removed;
+}
+
+/* The selection made without the lock. A reader's rules: the whole-index
+ * sequence even (no clean('all') or repair under way; checked again under
+ * the lock), every ref and length bounds-checked before it is followed,
+ * plain loads of what a writer may be changing; anything that does not
+ * make sense means a writer is in the middle, and the selection is left
+ * to the lock (nothing is marked damaged). What it selects may be wrong
+ * for members that changed meanwhile; tc_clean_tag_use() finds out. */
+int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h, tc_clean_pre *p)
+{
+	tc_shm_hdr *H = m->hdr;
+	const uint32_t hu = m->heap_units, ns = m->nslots;
+	tc_ref t;
+	const tc_tag *T;
+	const tc_blk *ab;
+	const uint32_t *arr;
+	uint32_t count, cap, k, n = 0, steps = 0;
+
+	p->ids = NULL;
+	p->base = m->base;
+	p->seq = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
+	if (p->seq & 1) {
+		return 0;
+	}
+	t = __atomic_load_n(&m->tagbuckets[h & m->tbmask], __ATOMIC_ACQUIRE);
+	for (;;) {
+		const tc_blk *b;
+
+		if (!t || ++steps > 64) {
+			return 0;
+		}
+		b = tc_blk_at(m, t, TC_B_TAG, (sizeof(tc_blk) + sizeof(tc_tag) + TC_UNIT - 1) / TC_UNIT);
+		if (!b) {
+			return 0;
+		}
+		T = TC_TAGREC(b);
+		if (T->hash == h && T->nlen == len
+		    && sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)len <= (uint64_t)b->size * TC_UNIT
+		    && memcmp(TC_TAGNAME(T), name, len) == 0) {
+			break;
+		}
+		t = __atomic_load_n(&T->next, __ATOMIC_RELAXED);
+	}
+	p->t = t;
+	p->gen = __atomic_load_n(&T->gen, __ATOMIC_ACQUIRE);
+	count = __atomic_load_n(&T->count, __ATOMIC_RELAXED);
+	cap = __atomic_load_n(&T->cap, __ATOMIC_RELAXED);
+	if (!count || count > cap) {
+		return 0;
+	}
+	ab = tc_blk_at(m, __atomic_load_n(&T->arr, __ATOMIC_RELAXED), TC_B_TARR, 0);
+	if (!ab || (uint64_t)ab->size * TC_UNIT < sizeof(tc_blk) + (uint64_t)cap * 4) {
+		return 0;
+	}
+	arr = TC_TARR(ab);
+	p->ids = malloc((size_t)count * 3 * sizeof(uint32_t));
+	if (!p->ids) {
+		return 0;
+	}
+	p->pos = p->ids + count;
+	p->link = p->pos + count;
+	for (k = 0; k < count; k++) {
+		uint32_t s = __atomic_load_n(&arr[k], __ATOMIC_RELAXED), j, nt;
+		const tc_link *l;
+		const tc_blk *eb;
+		const tc_entry *e;
+		tc_ref r;
+
+		if (s < 1 || s > ns) {
+			goto stale;
+		}
+		r = __atomic_load_n(&m->slots[s - 1].blk, __ATOMIC_ACQUIRE);
+		if (!r) {
+			continue;
+		}
+		if (!tc_ref_ok(m, r)) {
+			goto stale;
+		}
+		eb = TC_BLK(m, r);
+		if (eb->size < 4 || eb->size > hu - 1 - r) {
+			goto stale;
+		}
+		e = TC_ENTRY(eb);
+		nt = __atomic_load_n(&e->ntags, __ATOMIC_RELAXED);
+		if (sizeof(tc_blk) + sizeof(tc_entry) + (uint64_t)nt * sizeof(tc_link) > (uint64_t)eb->size * TC_UNIT) {
+			goto stale;
+		}
+		l = TC_LINKS(e);
+		for (j = 0; j < nt; j++) {
+			if (l[j].tag == t && l[j].pos == k) {
+				p->ids[n] = s;
+				p->pos[n] = k;
+				p->link[n] = j;
+				n++;
+				break;
+			}
 		}
 	}
-	return removed;
+	p->count = count;
+	p->n = n;
+	return 1;
+
+stale:
+	free(p->ids);
+	p->ids = NULL;
+	return 0;
+}
+
+int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char *crash, size_t *removed)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t i, n = 0;
+
+	if (p->base != m->base || t != p->t || __atomic_load_n(&m->hdr->seq, __ATOMIC_RELAXED) != p->seq
+	    || T->gen != p->gen || T->count != p->count) {
+		return 0;
+	}
+	/* Nothing added a member that holds or moved one since the selection;
+	 * removals (which do not stamp) may have taken some of the selected,
+	 * and the slot may hold another entry now: each is checked again, as
+	 * tc_clean_tag() checks every member. */
+	for (i = 0; i < p->n; i++) {
+		uint32_t s = p->ids[i], j = p->link[i];
+		const tc_entry *e;
+		const tc_link *l;
+		tc_ref r = m->slots[s - 1].blk;
+
+		if (!r) {
+			continue;
+		}
+		if (!tc_entry_sane(m, r)) {
+			m->tainted = 1;
+			break;
+		}
+		/* an entry carries a tag once: the link found then, or none */
+		e = TC_ENTRY(TC_BLK(m, r));
+		l = TC_LINKS(e);
+		if (j < e->ntags && l[j].tag == t && l[j].pos == p->pos[i]) {
+			p->ids[n++] = s;
+		}
+	}
+	*removed = clean_tag_finish(m, t, p->ids, n, crash);
+	return 1;
 }
