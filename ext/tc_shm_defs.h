@@ -184,6 +184,9 @@ typedef struct tc_shm_map {
 	int fd;          /* the file, kept open to fstat() it */
 	tc_shm_config cfg;  /* as first attached: to attach again */
 	int64_t fresh_at;  /* when a load last checked the file's size */
+	uint64_t attach;   /* this process's count of mappings made, when this
+	                      one was: a new one (the file changed under us,
+	                      perhaps made again at the same address) differs */
 } tc_shm_map;
 
 typedef struct {
@@ -330,7 +333,7 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom);
  * and used under it if nothing that could add a member changed since
  * (tc_clean_tag_use). */
 typedef struct {
-	unsigned char *base;  /* the mapping it was made in */
+	uint64_t attach;      /* the mapping it was made in (tc_shm_map.attach) */
 	uint64_t seq;         /* the whole-index sequence (even) */
 	tc_ref t;
 	uint64_t gen;         /* the tag's stamp when it was read */

@@ -570,7 +570,7 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	uint32_t count, cap, k, n = 0, steps = 0;
 
 	p->ids = NULL;
-	p->base = m->base;
+	p->attach = m->attach;
 	p->seq = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
 	if (p->seq & 1) {
 		return 0;
@@ -664,7 +664,7 @@ int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char 
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 	uint32_t i, n = 0;
 
-	if (p->base != m->base || t != p->t || __atomic_load_n(&m->hdr->seq, __ATOMIC_RELAXED) != p->seq
+	if (p->attach != m->attach || t != p->t || __atomic_load_n(&m->hdr->seq, __ATOMIC_RELAXED) != p->seq
 	    || T->gen != p->gen || T->count != p->count) {
 		return 0;
 	}
