@@ -559,15 +559,34 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
  * make sense means a writer is in the middle, and the selection is left
  * to the lock (nothing is marked damaged). What it selects may be wrong
  * for members that changed meanwhile; tc_clean_tag_use() finds out. */
+/* Without the lock: the size of the block at r, read once (a writer may
+ * change it meanwhile: every bound is then checked on this copy), if r is
+ * inside the heap, the block of that type, of at least min units and
+ * inside the heap; 0 otherwise. */
+static uint32_t blk_size_nolock(const tc_shm_map *m, tc_ref r, uint16_t type, uint32_t min)
+{
+	const tc_blk *b;
+	uint32_t sz;
+
+	if (!tc_ref_ok(m, r)) {
+		return 0;
+	}
+	b = TC_BLK(m, r);
+	sz = __atomic_load_n(&b->size, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&b->type, __ATOMIC_RELAXED) != type || sz < min || sz > m->heap_units - 1 - r) {
+		return 0;
+	}
+	return sz;
+}
+
 int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h, tc_clean_pre *p)
 {
 	tc_shm_hdr *H = m->hdr;
-	const uint32_t hu = m->heap_units, ns = m->nslots;
-	tc_ref t;
+	const uint32_t ns = m->nslots;
+	tc_ref t, a;
 	const tc_tag *T;
-	const tc_blk *ab;
 	const uint32_t *arr;
-	uint32_t count, cap, k, n = 0, steps = 0;
+	uint32_t count, cap, k, n = 0, steps = 0, sz;
 
 	p->ids = NULL;
 	p->attach = m->attach;
@@ -577,18 +596,16 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	}
 	t = __atomic_load_n(&m->tagbuckets[h & m->tbmask], __ATOMIC_ACQUIRE);
 	for (;;) {
-		const tc_blk *b;
-
 		if (!t || ++steps > 64) {
 			return 0;
 		}
-		b = tc_blk_at(m, t, TC_B_TAG, (sizeof(tc_blk) + sizeof(tc_tag) + TC_UNIT - 1) / TC_UNIT);
-		if (!b) {
+		sz = blk_size_nolock(m, t, TC_B_TAG, (sizeof(tc_blk) + sizeof(tc_tag) + TC_UNIT - 1) / TC_UNIT);
+		if (!sz) {
 			return 0;
 		}
-		T = TC_TAGREC(b);
-		if (T->hash == h && T->nlen == len
-		    && sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)len <= (uint64_t)b->size * TC_UNIT
+		T = TC_TAGREC(TC_BLK(m, t));
+		if (__atomic_load_n(&T->hash, __ATOMIC_RELAXED) == h && __atomic_load_n(&T->nlen, __ATOMIC_RELAXED) == len
+		    && sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)len <= (uint64_t)sz * TC_UNIT
 		    && memcmp(TC_TAGNAME(T), name, len) == 0) {
 			break;
 		}
@@ -601,11 +618,12 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	if (!count || count > cap) {
 		return 0;
 	}
-	ab = tc_blk_at(m, __atomic_load_n(&T->arr, __ATOMIC_RELAXED), TC_B_TARR, 0);
-	if (!ab || (uint64_t)ab->size * TC_UNIT < sizeof(tc_blk) + (uint64_t)cap * 4) {
+	a = __atomic_load_n(&T->arr, __ATOMIC_RELAXED);
+	sz = blk_size_nolock(m, a, TC_B_TARR, 1);
+	if (!sz || (uint64_t)sz * TC_UNIT < sizeof(tc_blk) + (uint64_t)cap * 4) {
 		return 0;
 	}
-	arr = TC_TARR(ab);
+	arr = TC_TARR(TC_BLK(m, a));
 	p->ids = malloc((size_t)count * 3 * sizeof(uint32_t));
 	if (!p->ids) {
 		return 0;
@@ -615,7 +633,6 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	for (k = 0; k < count; k++) {
 		uint32_t s = __atomic_load_n(&arr[k], __ATOMIC_RELAXED), j, nt;
 		const tc_link *l;
-		const tc_blk *eb;
 		const tc_entry *e;
 		tc_ref r;
 
@@ -626,21 +643,24 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 		if (!r) {
 			continue;
 		}
-		if (!tc_ref_ok(m, r)) {
+		/* an entry being removed (DEAD) is no member by the time the lock
+		 * is ours; any other block that is no entry: a writer is in the
+		 * middle */
+		sz = blk_size_nolock(m, r, TC_B_ENTRY, 4);
+		if (!sz) {
+			if (tc_ref_ok(m, r) && __atomic_load_n(&TC_BLK(m, r)->type, __ATOMIC_RELAXED) == TC_B_DEAD) {
+				continue;
+			}
 			goto stale;
 		}
-		eb = TC_BLK(m, r);
-		if (eb->size < 4 || eb->size > hu - 1 - r) {
-			goto stale;
-		}
-		e = TC_ENTRY(eb);
+		e = TC_ENTRY(TC_BLK(m, r));
 		nt = __atomic_load_n(&e->ntags, __ATOMIC_RELAXED);
-		if (sizeof(tc_blk) + sizeof(tc_entry) + (uint64_t)nt * sizeof(tc_link) > (uint64_t)eb->size * TC_UNIT) {
+		if (sizeof(tc_blk) + sizeof(tc_entry) + (uint64_t)nt * sizeof(tc_link) > (uint64_t)sz * TC_UNIT) {
 			goto stale;
 		}
 		l = TC_LINKS(e);
 		for (j = 0; j < nt; j++) {
-			if (l[j].tag == t && l[j].pos == k) {
+			if (__atomic_load_n(&l[j].tag, __ATOMIC_RELAXED) == t && __atomic_load_n(&l[j].pos, __ATOMIC_RELAXED) == k) {
 				p->ids[n] = s;
 				p->pos[n] = k;
 				p->link[n] = j;
