@@ -343,13 +343,13 @@ static int shm_load(void *st, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 }
 
 /* Drops tags created for a save that did not happen. */
-static void drop_unused_tags(tc_shm_map *m, const tc_str *tags, size_t ntags)
+static void drop_unused_tags(tc_shm_map *m, const tc_str *tags, const uint32_t *th, size_t ntags)
 {
 	size_t i;
 
 	for (i = 0; i < ntags; i++) {
 		const unsigned char *p = (const unsigned char *)tags[i].p;
-		tc_ref t = tc_tag_find(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
+		tc_ref t = tc_tag_find(m, p, (uint32_t)tags[i].len, th[i]);
 
 		if (t && TC_TAGREC(TC_BLK(m, t))->live == 0) {
 			tc_tag_drop(m, t);
@@ -366,12 +366,14 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	uint64_t tnlen = tc_names_len(tags, ntags), need;
 	uint32_t units, h = tc_key_hash((const unsigned char *)id.p, id.len), old, slot;
 	tc_ref r = 0, oref = 0, *trefs, trefs_small[32];
+	uint32_t *th, th_small[32];
+	unsigned char *names, names_small[1024];
 	uint64_t *sq;
-	uint64_t used0;
+	uint64_t used0, body;
 	tc_entry *e;
 	int64_t now = tc_now();
 	size_t i;
-	int tries;
+	int tries, rc = TC_ERR;
 
 	need = tc_entry_bytes(ntags, id.len, data.len, tnlen);
 	/* An entry that cannot fit even in an empty heap fails before
@@ -382,16 +384,36 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		return TC_ERR;
 	}
 	units = (uint32_t)((need + TC_UNIT - 1) / TC_UNIT);
-	trefs = ntags <= 32 ? trefs_small : malloc(ntags * sizeof(tc_ref));
-	if (!trefs) {
-		snprintf(err, TC_ERRBUF, "out of memory");
-		return TC_ERR;
+	/* Made before the lock, which every other writer may be waiting for:
+	 * the tag hashes, the names' bytes as the block holds them, and the
+	 * hash of key, value and names; under it only the copies into the
+	 * block and the version mixed into the checksum (tc_entry_check_of). */
+	if (ntags <= 32) {
+		trefs = trefs_small;
+		th = th_small;
+	} else {
+		trefs = malloc(ntags * (sizeof(tc_ref) + sizeof(uint32_t)));
+		th = trefs ? (uint32_t *)(trefs + ntags) : NULL;
 	}
-	if (wlock(s, err) != TC_OK) {
+	names = tnlen <= sizeof(names_small) ? names_small : malloc(tnlen);
+	if (!trefs || !names) {
 		if (trefs != trefs_small) {
 			free(trefs);
 		}
+		if (names != names_small) {
+			free(names);
+		}
+		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
+	}
+	for (i = 0; i < ntags; i++) {
+		th[i] = tc_tag_hash((const unsigned char *)tags[i].p, tags[i].len);
+	}
+	tc_names_put(names, tags, ntags);
+	body = tc_entry_body_hash((const unsigned char *)id.p, (uint32_t)id.len, (const unsigned char *)data.p,
+	                          (uint32_t)data.len, names, (uint32_t)tnlen, (uint32_t)ntags);
+	if (wlock(s, err) != TC_OK) {
+		goto out;
 	}
 	H = m->hdr;  /* after wlock(), which may have attached it again */
 	tc_crash_point("save_locked");
@@ -414,8 +436,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	memset(TC_LINKS(e), 0, ntags * sizeof(tc_link));
 	memcpy(TC_KEY(e), id.p, id.len);
 	memcpy(TC_VALUE(e), data.p, data.len);
-	tc_names_put(TC_NAMES(e), tags, ntags);
-	e->check = tc_entry_check(e);
+	memcpy(TC_NAMES(e), names, tnlen);
+	e->check = tc_entry_check_of(body, e->version);
 
 	/* Tag records and room in their member arrays, evicting if needed;
 	 * the new block is not in the index, so eviction cannot take it. */
@@ -431,7 +453,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		for (i = 0; ok && i < ntags; i++) {
 			const unsigned char *p = (const unsigned char *)tags[i].p;
 
-			trefs[i] = tc_tag_get(m, p, (uint32_t)tags[i].len, tc_tag_hash(p, tags[i].len));
+			trefs[i] = tc_tag_get(m, p, (uint32_t)tags[i].len, th[i]);
 			if (!trefs[i]) {
 				ok = 0;
 				want = (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + tags[i].len + TC_UNIT - 1) / TC_UNIT);
@@ -491,10 +513,12 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	if (oref) {
 		tc_entry *oe = TC_ENTRY(TC_BLK(m, oref));
 		tc_link *ol = TC_LINKS(oe);
+		unsigned char *const heap = m->heap;
+		const uint32_t hu = m->heap_units, on = oe->ntags;
 		uint32_t j;
 
-		for (j = 0; j < oe->ntags; j++) {
-			tc_tag_release(m, ol[j].tag);
+		for (j = 0; j < on; j++) {
+			tc_tag_release_inl(m, heap, hu, ol[j].tag);
 		}
 		tc_free_blk(m, oref);
 	}
@@ -504,25 +528,27 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	}
 	H->writes++;
 	wunlock(m);
-	if (trefs != trefs_small) {
-		free(trefs);
-	}
-	return TC_OK;
+	rc = TC_OK;
+	goto out;
 
 full:
 	if (!m->tainted) {
 		if (r) {
 			tc_free_blk(m, r);
 		}
-		drop_unused_tags(m, tags, ntags);
+		drop_unused_tags(m, tags, th, ntags);
 	}
 	wunlock(m);
+	snprintf(err, TC_ERRBUF, "%s: no room for an entry of %llu bytes", m->path,
+	         (unsigned long long)need);
+out:
 	if (trefs != trefs_small) {
 		free(trefs);
 	}
-	snprintf(err, TC_ERRBUF, "%s: no room for an entry of %llu bytes", m->path,
-	         (unsigned long long)need);
-	return TC_ERR;
+	if (names != names_small) {
+		free(names);
+	}
+	return rc;
 }
 
 static int shm_remove(void *st, tc_str id)
@@ -622,9 +648,23 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 	int64_t now = tc_now();
 	uint32_t *ids;
 	size_t n;
-	int oom;
+	int oom, one = (mode == TC_CLEAN_MATCHING_ANY || mode == TC_CLEAN_MATCHING) && ntags == 1;
+	int have_pre = 0;
+	const unsigned char *p1 = one ? (const unsigned char *)tags[0].p : NULL;
+	uint32_t h1 = one ? tc_tag_hash(p1, tags[0].len) : 0;
+	tc_clean_pre pre = {0};
 
+	/* A one-tag clean selects its entries before it takes the lock (the
+	 * lock is what every other writer waits for): under it the selection
+	 * is used if no member was added or moved since, else made again. */
+	if (one && fresh(m, tc_now_coarse(), err) == TC_OK) {
+		have_pre = tc_clean_tag_pre(m, p1, (uint32_t)tags[0].len, h1, &pre);
+		if (have_pre) {
+			tc_crash_point("clean_preselected");
+		}
+	}
 	if (wlock(s, err) != TC_OK) {
+		free(pre.ids);
 		return TC_ERR;
 	}
 	if (mode == TC_CLEAN_ALL) {
@@ -642,13 +682,21 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 		wunlock(m);
 		return TC_OK;
 	}
-	if ((mode == TC_CLEAN_MATCHING_ANY || mode == TC_CLEAN_MATCHING) && ntags == 1) {
+	if (one) {
 		/* the usual clean (Magento's): one tag, its entries and the tag */
-		const unsigned char *p = (const unsigned char *)tags[0].p;
-		tc_ref t = tc_tag_find(m, p, (uint32_t)tags[0].len, tc_tag_hash(p, tags[0].len));
+		tc_ref t = tc_tag_find(m, p1, (uint32_t)tags[0].len, h1);
 
-		n = t ? tc_clean_tag(m, t, "clean_tag", &oom) : 0;
-		if (t && oom) {
+		oom = 0;
+		if (!t) {
+			n = 0;
+		} else if (have_pre && tc_clean_tag_use(m, t, &pre, "clean_tag", &n)) {
+			m->hdr->pre_kept++;
+		} else {
+			m->hdr->pre_redone += have_pre;
+			n = tc_clean_tag(m, t, "clean_tag", &oom);
+		}
+		free(pre.ids);
+		if (oom) {
 			wunlock(m);
 			snprintf(err, TC_ERRBUF, "out of memory");
 			return TC_ERR;
@@ -852,6 +900,8 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "size", (int64_t)m->size);
 	emit(ctx, "max_entries", (int64_t)m->nslots);
 	emit(ctx, "lock_recoveries", (int64_t)H->lock_recoveries);
+	emit(ctx, "cleans_preselected", (int64_t)H->pre_kept);
+	emit(ctx, "cleans_reselected", (int64_t)H->pre_redone);
 }
 
 static int shm_verify(void *st, tc_emit_fn emit, void *ctx)

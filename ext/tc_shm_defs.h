@@ -28,7 +28,9 @@
 #include "tc_util.h"
 
 #define TC_SHM_MAGIC   "TAGCACH1"
-#define TC_SHM_LAYOUT  2u  /* 2: tag members removed lazily (tc_tag.live) */
+#define TC_SHM_LAYOUT  3u  /* 2: tag members removed lazily (tc_tag.live);
+                              3: the checksum mixes the version in after
+                              hashing the bytes (tc_entry_check_of) */
 #define TC_SHM_READY   0x52454459u  /* "REDY", written last at creation */
 #define TC_UNIT        16u
 #define TC_NCLASSES    96           /* allocator free lists */
@@ -90,7 +92,14 @@ typedef struct {
 	uint32_t cap;
 	tc_ref arr;     /* TARR block: u32 slot indexes */
 	uint32_t live;  /* entries that carry the tag (0: the tag is dropped) */
-	uint32_t nlen;  /* name follows */
+	uint32_t nlen;  /* name follows (after gen) */
+	uint32_t spare;
+	uint64_t gen;   /* stamp of the last change that can add a member that
+	                   holds or move one (a link, a compaction, a new array,
+	                   the record's creation): ++hdr->tgen, stored with
+	                   release after the change. A release (live--) does
+	                   not stamp: a clean selected without the lock checks
+	                   each member again under it (tc_clean_tag_pre) */
 } tc_tag;
 
 typedef struct {
@@ -122,11 +131,15 @@ typedef struct {
 	char pad2[52];
 	/* below: written only under the lock */
 	uint64_t version;
+	uint64_t tgen;          /* the last tag stamp given (tc_tag.gen); never
+	                           reset but with the file */
 	uint32_t free_slot;     /* slot + 1 */
 	uint32_t entries, tags, clock;
 	uint64_t bytes_used;
 	int64_t min_expire;     /* no entry expires before this */
 	uint64_t writes, evictions, expirations, lock_recoveries;
+	uint64_t pre_kept, pre_redone;  /* cleans whose selection made without
+	                                   the lock held, or had to be made again */
 	tc_ref free_heads[TC_NCLASSES];
 	char pad3[64];
 	tc_stripe stripes[TC_NSTRIPES];
@@ -171,6 +184,9 @@ typedef struct tc_shm_map {
 	int fd;          /* the file, kept open to fstat() it */
 	tc_shm_config cfg;  /* as first attached: to attach again */
 	int64_t fresh_at;  /* when a load last checked the file's size */
+	uint64_t attach;   /* this process's count of mappings made, when this
+	                      one was: a new one (the file changed under us,
+	                      perhaps made again at the same address) differs */
 } tc_shm_map;
 
 typedef struct {
@@ -232,6 +248,11 @@ static inline int tc_ref_ok(const tc_shm_map *m, tc_ref r)
 uint32_t tc_key_hash(const unsigned char *p, size_t len);
 uint32_t tc_tag_hash(const unsigned char *p, size_t len);
 uint32_t tc_entry_check(const tc_entry *e);
+/* tc_entry_check() in two parts: the bytes (key, value, names) hashed
+ * without the lock, the version mixed in under it. */
+uint64_t tc_entry_body_hash(const unsigned char *key, uint32_t klen, const unsigned char *val,
+                            uint32_t vlen, const unsigned char *names, uint32_t tnlen, uint32_t ntags);
+uint32_t tc_entry_check_of(uint64_t body, uint64_t version);
 /* The bytes of an entry block with these lengths, header included. */
 static inline uint64_t tc_entry_bytes(uint64_t ntags, uint64_t klen, uint64_t vlen, uint64_t tnlen)
 {
@@ -283,11 +304,54 @@ uint32_t tc_tag_member_sel(const tc_shm_map *m, tc_ref t, uint32_t k);
 void tc_tag_drop(tc_shm_map *m, tc_ref t);
 /* An entry that carried tag t is gone: one live member less. */
 void tc_tag_release(tc_shm_map *m, tc_ref t);
+/* tc_tag_release() with the usual case inline, its checks made on local
+ * copies of m's fields (heap, heap_units: stores to the segment would make
+ * the compiler reload them): one live member less; a tag that empties or
+ * whose array is due for compaction goes the long way. */
+static inline void tc_tag_release_inl(tc_shm_map *m, unsigned char *heap, uint32_t hu, tc_ref t)
+{
+	const tc_blk *tb = (const tc_blk *)(heap + (size_t)t * TC_UNIT);
+
+	/* t <= hu - 3: the record's fields (units t + 1, t + 2) lie inside
+	 * the heap whatever its size says (the long way checks that) */
+	if (t >= 1 && t <= hu - 3 && tb->type == TC_B_TAG) {
+		tc_tag *T = TC_TAGREC(tb);
+
+		if (T->live > 1 && (T->count < 64 || T->live - 1 >= T->count / 8)) {
+			T->live--;
+			return;
+		}
+	}
+	tc_tag_release(m, t);
+}
 void tc_remove_entry(tc_shm_map *m, uint32_t id);   /* inside a window */
 void tc_remove_one(tc_shm_map *m, uint32_t id);     /* in its stripe's window */
 void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash);
 /* A clean of one tag: its entries removed, the tag dropped; how many. */
 size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom);
+/* A one-tag clean's selection made without the lock (tc_clean_tag_pre),
+ * and used under it if nothing that could add a member changed since
+ * (tc_clean_tag_use). */
+typedef struct {
+	uint64_t attach;      /* the mapping it was made in (tc_shm_map.attach) */
+	uint64_t seq;         /* the whole-index sequence (even) */
+	tc_ref t;
+	uint64_t gen;         /* the tag's stamp when it was read */
+	uint32_t count;       /* its members then */
+	uint32_t n;           /* selected: */
+	uint32_t *ids, *pos, *link;  /* slot, member position, which of the
+	                                entry's links names t (one malloc) */
+} tc_clean_pre;
+/* Lock-free, every offset bounds-checked like a reader's: 1 with a
+ * selection in *p (free p->ids), 0 when none could be made (no such tag,
+ * an odd sequence, anything inconsistent: a writer was in the middle). */
+int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h, tc_clean_pre *p);
+/* Under the lock, t found again: if p still holds (same mapping, sequence,
+ * tag and stamp), its members are each checked again (an entry removed
+ * since, and its slot perhaps reused, is no member any more) and removed
+ * as tc_clean_tag() does; returns 1 and *removed. 0: p is stale, nothing
+ * was done. */
+int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char *crash, size_t *removed);
 
 /* tc_shm_evict.c: under the lock */
 void tc_sweep_expired(tc_shm_map *m, int64_t now);

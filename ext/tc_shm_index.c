@@ -27,13 +27,39 @@ uint32_t tc_tag_hash(const unsigned char *p, size_t len)
 	return (uint32_t)tc_hash(p, len, SEED_TAG);
 }
 
+/* The checksum in two parts (layout 3), so that a save hashes its bytes
+ * before it takes the lock and only mixes in the version under it: the
+ * hash of key, value and names (seeded with the lengths), then the
+ * version, mixed through a bijection, so that any change of either
+ * changes the result. */
+uint64_t tc_entry_body_hash(const unsigned char *key, uint32_t klen, const unsigned char *val,
+                            uint32_t vlen, const unsigned char *names, uint32_t tnlen, uint32_t ntags)
+{
+	uint64_t h = SEED_CHECK ^ ((uint64_t)klen << 40) ^ ((uint64_t)vlen << 8)
+	             ^ ((uint64_t)ntags << 56) ^ tnlen;
+
+	/* each part where it lies: a save hashes its arguments, repair the
+	 * block (the lengths in the seed fix where each part ends) */
+	h = tc_hash(key, klen, h);
+	h = tc_hash(val, vlen, h);
+	return tc_hash(names, tnlen, h);
+}
+
+uint32_t tc_entry_check_of(uint64_t body, uint64_t version)
+{
+	uint64_t x = body + version * UINT64_C(0x9e3779b97f4a7c15);
+
+	/* splitmix64's finaliser */
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return (uint32_t)(x ^ (x >> 31));
+}
+
 uint32_t tc_entry_check(const tc_entry *e)
 {
-	uint64_t seed = SEED_CHECK ^ e->version ^ ((uint64_t)e->klen << 40)
-	                ^ ((uint64_t)e->vlen << 8) ^ ((uint64_t)e->ntags << 56) ^ e->tnlen;
-	const unsigned char *k = TC_KEY(e);
-
-	return (uint32_t)tc_hash(k, (size_t)e->klen + e->vlen + e->tnlen, seed);
+	return tc_entry_check_of(tc_entry_body_hash(TC_KEY(e), e->klen, TC_VALUE(e), e->vlen, TC_NAMES(e),
+	                                            e->tnlen, e->ntags),
+	                         e->version);
 }
 
 /* Under the lock: slot id (1-based) of the key, 0 if absent. Sets tainted
@@ -104,6 +130,13 @@ int tc_tag_ok(const tc_shm_map *m, tc_ref t)
 	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
 }
 
+/* A change to tag T that can add a holding member or move one: a new
+ * stamp, stored after the change (tc_clean_pre's check). */
+static inline void tag_stamp(tc_shm_map *m, tc_tag *T)
+{
+	__atomic_store_n(&T->gen, ++m->hdr->tgen, __ATOMIC_RELEASE);
+}
+
 tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
 {
 	tc_ref t = m->tagbuckets[h & m->tbmask];
@@ -145,6 +178,8 @@ tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32
 	T->arr = 0;
 	T->live = 0;
 	T->nlen = len;
+	T->spare = 0;
+	tag_stamp(m, T);
 	memcpy(TC_TAGNAME(T), name, len);
 	T->next = m->tagbuckets[h & m->tbmask];
 	m->tagbuckets[h & m->tbmask] = t;
@@ -237,6 +272,7 @@ static void tag_compact(tc_shm_map *m, tc_ref t)
 		}
 	}
 	T->count = n;
+	tag_stamp(m, T);
 	if (n != T->live) {
 		m->tainted = 1;
 	}
@@ -260,6 +296,7 @@ static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
 	}
 	T->arr = a;
 	T->cap = cap;
+	tag_stamp(m, T);
 	return 0;
 }
 
@@ -290,6 +327,7 @@ void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
 	l->pos = T->count;
 	T->count++;
 	T->live++;
+	tag_stamp(m, T);
 }
 
 void tc_tag_drop(tc_shm_map *m, tc_ref t)
@@ -370,29 +408,14 @@ static inline uint32_t remove_entry(tc_shm_map *m, uint32_t id, tc_ref skip)
 	sl->blk = 0;  /* first: its members stop holding (tag_release may compact) */
 	sl->hash = 0;
 	for (j = 0; j < e->ntags; j++) {
-		/* one live member less for each tag: the usual case inline, with
-		 * tc_tag_release's checks made once on local copies (stores to the
-		 * segment would make the compiler reload m's fields); a tag that
-		 * empties or whose array is due for compaction goes the long way */
+		/* one live member less for each tag (tc_tag_release_inl) */
 		tc_ref t = l[j].tag;
-		tc_tag *T;
-		const tc_blk *tb;
 
 		if (t == skip) {
 			skipped++;
 			continue;
 		}
-		tb = (const tc_blk *)(heap + (size_t)t * TC_UNIT);
-		/* t <= hu - 3: the record's fields (units t + 1, t + 2) lie inside
-		 * the heap whatever its size says (the long way checks that) */
-		if (t >= 1 && t <= hu - 3 && tb->type == TC_B_TAG) {
-			T = TC_TAGREC(tb);
-			if (T->live > 1 && (T->count < 64 || T->live - 1 >= T->count / 8)) {
-				T->live--;
-				continue;
-			}
-		}
-		tc_tag_release(m, t);
+		tc_tag_release_inl(m, heap, hu, t);
 	}
 	tc_idlist_push(TC_IDLIST(m->slots), &m->hdr->free_slot, id);
 	m->hdr->entries--;
@@ -451,6 +474,26 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 }
 
 
+/* The removals of a one-tag clean: ids are the slots whose entries carry
+ * t (each checked); t's record is left alone under the walk, then dropped
+ * once, when the links skipped are its live count (else the segment is
+ * marked for repair). */
+static size_t clean_tag_finish(tc_shm_map *m, tc_ref t, const uint32_t *ids, uint32_t n, const char *crash)
+{
+	uint32_t skipped = 0;
+	size_t removed = remove_windowed(m, ids, n, crash, t, &skipped);
+
+	if (!m->tainted) {
+		/* every member that held is gone: so is the tag */
+		if (skipped != TC_TAGREC(TC_BLK(m, t))->live) {
+			m->tainted = 1;
+		} else {
+			tc_tag_drop(m, t);
+		}
+	}
+	return removed;
+}
+
 /* A clean of one tag t (found by tc_tag_find, so checked): every entry
  * that carries it leaves the index, each in its own stripe's window, and
  * the tag goes with the last of them. The selection is tc_select()'s for
@@ -462,7 +505,7 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-	uint32_t count = T->count, k, n = 0, skipped = 0;
+	uint32_t count = T->count, k, n = 0;
 	const uint32_t *arr;
 	uint32_t *ids;
 	size_t removed;
@@ -504,15 +547,171 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
 			}
 		}
 	}
-	removed = remove_windowed(m, ids, n, crash, t, &skipped);
+	removed = clean_tag_finish(m, t, ids, n, crash);
 	free(ids);
-	if (!m->tainted) {
-		/* every member that held is gone: so is the tag */
-		if (skipped != T->live) {
-			m->tainted = 1;
-		} else {
-			tc_tag_drop(m, t);
+	return removed;
+}
+
+/* The selection made without the lock. A reader's rules: the whole-index
+ * sequence even (no clean('all') or repair under way; checked again under
+ * the lock), every ref and length bounds-checked before it is followed,
+ * plain loads of what a writer may be changing; anything that does not
+ * make sense means a writer is in the middle, and the selection is left
+ * to the lock (nothing is marked damaged). What it selects may be wrong
+ * for members that changed meanwhile; tc_clean_tag_use() finds out. */
+/* Without the lock: the size of the block at r, read once (a writer may
+ * change it meanwhile: every bound is then checked on this copy), if r is
+ * inside the heap, the block of that type, of at least min units and
+ * inside the heap; 0 otherwise. */
+static uint32_t blk_size_nolock(const tc_shm_map *m, tc_ref r, uint16_t type, uint32_t min)
+{
+	const tc_blk *b;
+	uint32_t sz;
+
+	if (!tc_ref_ok(m, r)) {
+		return 0;
+	}
+	b = TC_BLK(m, r);
+	sz = __atomic_load_n(&b->size, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&b->type, __ATOMIC_RELAXED) != type || sz < min || sz > m->heap_units - 1 - r) {
+		return 0;
+	}
+	return sz;
+}
+
+int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h, tc_clean_pre *p)
+{
+	tc_shm_hdr *H = m->hdr;
+	const uint32_t ns = m->nslots;
+	tc_ref t, a;
+	const tc_tag *T;
+	const uint32_t *arr;
+	uint32_t count, cap, k, n = 0, steps = 0, sz;
+
+	p->ids = NULL;
+	p->attach = m->attach;
+	p->seq = __atomic_load_n(&H->seq, __ATOMIC_ACQUIRE);
+	if (p->seq & 1) {
+		return 0;
+	}
+	t = __atomic_load_n(&m->tagbuckets[h & m->tbmask], __ATOMIC_ACQUIRE);
+	for (;;) {
+		if (!t || ++steps > 64) {
+			return 0;
+		}
+		sz = blk_size_nolock(m, t, TC_B_TAG, (sizeof(tc_blk) + sizeof(tc_tag) + TC_UNIT - 1) / TC_UNIT);
+		if (!sz) {
+			return 0;
+		}
+		T = TC_TAGREC(TC_BLK(m, t));
+		if (__atomic_load_n(&T->hash, __ATOMIC_RELAXED) == h && __atomic_load_n(&T->nlen, __ATOMIC_RELAXED) == len
+		    && sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)len <= (uint64_t)sz * TC_UNIT
+		    && memcmp(TC_TAGNAME(T), name, len) == 0) {
+			break;
+		}
+		t = __atomic_load_n(&T->next, __ATOMIC_RELAXED);
+	}
+	p->t = t;
+	p->gen = __atomic_load_n(&T->gen, __ATOMIC_ACQUIRE);
+	count = __atomic_load_n(&T->count, __ATOMIC_RELAXED);
+	cap = __atomic_load_n(&T->cap, __ATOMIC_RELAXED);
+	if (!count || count > cap) {
+		return 0;
+	}
+	a = __atomic_load_n(&T->arr, __ATOMIC_RELAXED);
+	sz = blk_size_nolock(m, a, TC_B_TARR, 1);
+	if (!sz || (uint64_t)sz * TC_UNIT < sizeof(tc_blk) + (uint64_t)cap * 4) {
+		return 0;
+	}
+	arr = TC_TARR(TC_BLK(m, a));
+	p->ids = malloc((size_t)count * 3 * sizeof(uint32_t));
+	if (!p->ids) {
+		return 0;
+	}
+	p->pos = p->ids + count;
+	p->link = p->pos + count;
+	for (k = 0; k < count; k++) {
+		uint32_t s = __atomic_load_n(&arr[k], __ATOMIC_RELAXED), j, nt;
+		const tc_link *l;
+		const tc_entry *e;
+		tc_ref r;
+
+		if (s < 1 || s > ns) {
+			goto stale;
+		}
+		r = __atomic_load_n(&m->slots[s - 1].blk, __ATOMIC_ACQUIRE);
+		if (!r) {
+			continue;
+		}
+		/* an entry being removed (DEAD) is no member by the time the lock
+		 * is ours; any other block that is no entry: a writer is in the
+		 * middle */
+		sz = blk_size_nolock(m, r, TC_B_ENTRY, 4);
+		if (!sz) {
+			if (tc_ref_ok(m, r) && __atomic_load_n(&TC_BLK(m, r)->type, __ATOMIC_RELAXED) == TC_B_DEAD) {
+				continue;
+			}
+			goto stale;
+		}
+		e = TC_ENTRY(TC_BLK(m, r));
+		nt = __atomic_load_n(&e->ntags, __ATOMIC_RELAXED);
+		if (sizeof(tc_blk) + sizeof(tc_entry) + (uint64_t)nt * sizeof(tc_link) > (uint64_t)sz * TC_UNIT) {
+			goto stale;
+		}
+		l = TC_LINKS(e);
+		for (j = 0; j < nt; j++) {
+			if (__atomic_load_n(&l[j].tag, __ATOMIC_RELAXED) == t && __atomic_load_n(&l[j].pos, __ATOMIC_RELAXED) == k) {
+				p->ids[n] = s;
+				p->pos[n] = k;
+				p->link[n] = j;
+				n++;
+				break;
+			}
 		}
 	}
-	return removed;
+	p->count = count;
+	p->n = n;
+	return 1;
+
+stale:
+	free(p->ids);
+	p->ids = NULL;
+	return 0;
+}
+
+int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char *crash, size_t *removed)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t i, n = 0;
+
+	if (p->attach != m->attach || t != p->t || __atomic_load_n(&m->hdr->seq, __ATOMIC_RELAXED) != p->seq
+	    || T->gen != p->gen || T->count != p->count) {
+		return 0;
+	}
+	/* Nothing added a member that holds or moved one since the selection;
+	 * removals (which do not stamp) may have taken some of the selected,
+	 * and the slot may hold another entry now: each is checked again, as
+	 * tc_clean_tag() checks every member. */
+	for (i = 0; i < p->n; i++) {
+		uint32_t s = p->ids[i], j = p->link[i];
+		const tc_entry *e;
+		const tc_link *l;
+		tc_ref r = m->slots[s - 1].blk;
+
+		if (!r) {
+			continue;
+		}
+		if (!tc_entry_sane(m, r)) {
+			m->tainted = 1;
+			break;
+		}
+		/* an entry carries a tag once: the link found then, or none */
+		e = TC_ENTRY(TC_BLK(m, r));
+		l = TC_LINKS(e);
+		if (j < e->ntags && l[j].tag == t && l[j].pos == p->pos[i]) {
+			p->ids[n++] = s;
+		}
+	}
+	*removed = clean_tag_finish(m, t, p->ids, n, crash);
+	return 1;
 }

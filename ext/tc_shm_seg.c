@@ -74,6 +74,9 @@ uint32_t tc_shm_abi(void)
 static void bind_map(tc_shm_map *m, unsigned char *base, size_t size,
                      uint32_t nslots, const tc_layout *L)
 {
+	static uint64_t attaches;
+
+	m->attach = ++attaches;
 	m->base = base;
 	m->size = size;
 	m->hdr = (tc_shm_hdr *)base;
