@@ -521,14 +521,26 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 		return TC_ERR;
 	}
 	buf = malloc(need);
-	rv.trefs = malloc((ntags ? ntags : 1) * sizeof(uint32_t));
+	/* the tag references, then the tags' hashes */
+	rv.trefs = malloc((ntags ? 2 * ntags : 1) * sizeof(uint32_t));
 	if (!buf || !rv.trefs) {
 		free(buf);
 		free(rv.trefs);
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
+	/* everything that needs no index before the lock: the record (but
+	 * its header check, which needs its offset) and the tags' hashes */
 	tcf_rec_build(buf, TCF_PUT, id, tags, ntags, (const unsigned char *)data.p, data.len, expire, now);
+	{
+		uint32_t *th = rv.trefs + ntags;
+		size_t i;
+
+		for (i = 0; i < ntags; i++) {
+			th[i] = tcf_tag_hash((const unsigned char *)tags[i].p, tags[i].len);
+		}
+		rv.thash = th;
+	}
 	if (tcf_lock(f, err) != TC_OK) {
 		goto out_nolock;
 	}

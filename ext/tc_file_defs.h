@@ -346,6 +346,7 @@ typedef struct {
 	uint32_t slot;       /* slot it will take */
 	uint32_t links;      /* heap ref for the new links */
 	uint32_t *trefs;     /* tag + 1 per tag */
+	const uint32_t *thash; /* the tags' hashes, computed before the lock (or NULL) */
 	size_t ntags;
 } tcf_resv;
 
