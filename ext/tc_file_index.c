@@ -462,6 +462,60 @@ uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i)
 	return sound_member_link(x, t, i, s) ? s : TC_MEMBER_SKIP;
 }
 
+/* The entries of tag t (a sound tag record), in member order: every member
+ * that holds, each a sound slot, at most the tag's live count of them (a
+ * clean of one tag, without tc_select's callbacks, which check each slot
+ * twice). NULL with *n 0: none, out of memory (*oom), or a member that is
+ * no sound slot (the index is marked damaged). */
+uint32_t *tcf_tag_members(tcf_idx *x, uint32_t t, size_t *n, int *oom)
+{
+	const tcf_tag *T = &x->tags[t - 1];
+	uint32_t *ids, i, live = T->live;
+	size_t k = 0;
+
+	*n = 0;
+	*oom = 0;
+	if (!live) {
+		return NULL;
+	}
+	if (!(ids = malloc((size_t)live * sizeof(*ids)))) {
+		*oom = 1;
+		return NULL;
+	}
+	for (i = 0; i < T->count; i++) {
+		uint32_t s = tcf_member(x, T, i);
+
+		if (s == TC_MEMBER_SKIP) {
+			continue;
+		}
+		if (s < 1 || s > x->nslots) {
+			x->tainted = 1;
+			break;
+		}
+		if (!x->slots[s - 1].log) {
+			continue;  /* removed */
+		}
+		if (!tcf_slot_ok(x, s)) {
+			x->tainted = 1;
+			break;
+		}
+		if (!sound_member_link(x, t, i, s)) {
+			continue;
+		}
+		if (k == live) {
+			x->tainted = 1;  /* more members hold than the live count */
+			break;
+		}
+		ids[k++] = s;
+	}
+	if (x->tainted) {
+		free(ids);
+		return NULL;
+	}
+	*n = k;
+	return ids;
+}
+
 /* Drops the members that no longer hold, keeping the order of the rest
  * (their links follow them); the array keeps its capacity. The members
  * that hold must come out as the live count, else the index is marked
