@@ -743,20 +743,28 @@ static void tag_link(tcf_idx *x, uint32_t t, uint32_t slot, tcf_link *l)
  * other links now): one live member less. Only the tag record is touched,
  * unless the tag is now empty (dropped with its array) or mostly members
  * that no longer hold (compacted). */
-static void tag_release(tcf_idx *x, uint32_t t)
-{
-	tcf_tag *T;
+static void tag_release_slow(tcf_idx *x, uint32_t t);
 
-	/* the usual case: a record of the table (nothing else is followed)
-	 * that keeps members and needs no compaction */
+static inline void tag_release(tcf_idx *x, uint32_t t)
+{
+	/* the usual case, inline: a record of the table (nothing else is
+	 * followed) that keeps members and needs no compaction */
 	if (t >= 1 && t <= x->ntags) {
-		T = &x->tags[t - 1];
+		tcf_tag *T = &x->tags[t - 1];
+
 		if (T->nlen && T->live > 1 && T->live <= T->count
 		    && (T->count < 64 || T->live - 1 >= T->count / 8)) {
 			T->live--;
 			return;
 		}
 	}
+	tag_release_slow(x, t);
+}
+
+static __attribute__((noinline)) void tag_release_slow(tcf_idx *x, uint32_t t)
+{
+	tcf_tag *T;
+
 	if (!tcf_tag_ok(x, t) || x->tags[t - 1].live == 0) {
 		x->tainted = 1;
 		return;
