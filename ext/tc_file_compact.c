@@ -255,7 +255,9 @@ int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *
 		tcf_rec r;
 		size_t len;
 
-		if (!tcf_slot_ok(x, slots[i]) || !(rec = tcf_slot_record(s, x, slots[i], &r))) {
+		/* (its links do not matter here: tcf_slot_record checks the
+		 * rest, a free slot included) */
+		if (slots[i] < 1 || slots[i] > x->nslots || !(rec = tcf_slot_record(s, x, slots[i], &r))) {
 			continue;
 		}
 		len = (size_t)tcf_rec_size(r.klen, 0, 0);

@@ -330,6 +330,7 @@ uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i);
 /* What tc_select() asks of member i of tag t: its slot if it holds,
  * TC_MEMBER_SKIP if it no longer does (lazy removal), a bad slot as is. */
 uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i);
+uint32_t *tcf_tag_members(tcf_idx *x, uint32_t t, size_t *n, int *oom);
 int tcf_slot_ok(const tcf_idx *x, uint32_t slot);
 const unsigned char *tcf_slot_record(tcf_store *s, tcf_idx *x, uint32_t slot, tcf_rec *r);
 void tcf_seq_begin(tcf_hdr *h);
@@ -346,6 +347,7 @@ typedef struct {
 	uint32_t slot;       /* slot it will take */
 	uint32_t links;      /* heap ref for the new links */
 	uint32_t *trefs;     /* tag + 1 per tag */
+	const uint32_t *thash; /* the tags' hashes, computed before the lock (or NULL) */
 	size_t ntags;
 } tcf_resv;
 

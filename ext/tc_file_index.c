@@ -425,16 +425,13 @@ uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i)
 /* The link of the entry in slot s that names member k of tag t, or NULL:
  * the member no longer holds (that entry was removed, or saved again and
  * linked at another position; a slot that is no sound entry holds
- * nothing either, and the live count check of the caller finds it). */
-static tcf_link *member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
+ * nothing either, and the live count check of the caller finds it).
+ * sound_member_link: for a slot that passed tcf_slot_ok already. */
+static tcf_link *sound_member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
 {
-	tcf_link *l;
+	tcf_link *l = links_of(x, &x->slots[s - 1]);
 	uint32_t j, n;
 
-	if (!tcf_slot_ok(x, s)) {
-		return NULL;
-	}
-	l = links_of(x, &x->slots[s - 1]);
 	n = x->slots[s - 1].ntags;
 	for (j = 0; j < n; j++) {
 		if (l[j].tag == t && l[j].pos == k) {
@@ -442,6 +439,11 @@ static tcf_link *member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
 		}
 	}
 	return NULL;
+}
+
+static tcf_link *member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
+{
+	return tcf_slot_ok(x, s) ? sound_member_link(x, t, k, s) : NULL;
 }
 
 uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i)
@@ -457,7 +459,61 @@ uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i)
 	if (!tcf_slot_ok(x, s)) {
 		return s;  /* ix_entry() marks the index damaged */
 	}
-	return member_link(x, t, i, s) ? s : TC_MEMBER_SKIP;
+	return sound_member_link(x, t, i, s) ? s : TC_MEMBER_SKIP;
+}
+
+/* The entries of tag t (a sound tag record), in member order: every member
+ * that holds, each a sound slot, at most the tag's live count of them (a
+ * clean of one tag, without tc_select's callbacks, which check each slot
+ * twice). NULL with *n 0: none, out of memory (*oom), or a member that is
+ * no sound slot (the index is marked damaged). */
+uint32_t *tcf_tag_members(tcf_idx *x, uint32_t t, size_t *n, int *oom)
+{
+	const tcf_tag *T = &x->tags[t - 1];
+	uint32_t *ids, i, live = T->live;
+	size_t k = 0;
+
+	*n = 0;
+	*oom = 0;
+	if (!live) {
+		return NULL;
+	}
+	if (!(ids = malloc((size_t)live * sizeof(*ids)))) {
+		*oom = 1;
+		return NULL;
+	}
+	for (i = 0; i < T->count; i++) {
+		uint32_t s = tcf_member(x, T, i);
+
+		if (s == TC_MEMBER_SKIP) {
+			continue;
+		}
+		if (s < 1 || s > x->nslots) {
+			x->tainted = 1;
+			break;
+		}
+		if (!x->slots[s - 1].log) {
+			continue;  /* removed */
+		}
+		if (!tcf_slot_ok(x, s)) {
+			x->tainted = 1;
+			break;
+		}
+		if (!sound_member_link(x, t, i, s)) {
+			continue;
+		}
+		if (k == live) {
+			x->tainted = 1;  /* more members hold than the live count */
+			break;
+		}
+		ids[k++] = s;
+	}
+	if (x->tainted) {
+		free(ids);
+		return NULL;
+	}
+	*n = k;
+	return ids;
 }
 
 /* Drops the members that no longer hold, keeping the order of the rest
@@ -500,16 +556,25 @@ uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint3
 {
 	uint32_t t = x->tagbuckets[h & x->tbmask], steps = 0;
 
+	/* Every step is bounded; the whole record is checked only where the
+	 * name is compared (its hash matches): a chain of ~2 tags walked for
+	 * each tag of every save was a tenth of a save's instructions. */
 	while (t) {
 		tcf_tag *T;
 
-		if (!tcf_tag_ok(x, t) || ++steps > x->ntags) {
+		if (t > x->ntags || ++steps > x->ntags) {
 			x->tainted = 1;
 			return 0;
 		}
 		T = &x->tags[t - 1];
-		if (T->hash == h && T->nlen == len && memcmp(TCF_H(x, T->name), name, len) == 0) {
-			return t;
+		if (T->hash == h) {
+			if (!tcf_tag_ok(x, t)) {
+				x->tainted = 1;
+				return 0;
+			}
+			if (T->nlen == len && memcmp(TCF_H(x, T->name), name, len) == 0) {
+				return t;
+			}
 		}
 		t = T->next;
 	}
@@ -678,20 +743,28 @@ static void tag_link(tcf_idx *x, uint32_t t, uint32_t slot, tcf_link *l)
  * other links now): one live member less. Only the tag record is touched,
  * unless the tag is now empty (dropped with its array) or mostly members
  * that no longer hold (compacted). */
-static void tag_release(tcf_idx *x, uint32_t t)
-{
-	tcf_tag *T;
+static void tag_release_slow(tcf_idx *x, uint32_t t);
 
-	/* the usual case: a record of the table (nothing else is followed)
-	 * that keeps members and needs no compaction */
+static inline void tag_release(tcf_idx *x, uint32_t t)
+{
+	/* the usual case, inline: a record of the table (nothing else is
+	 * followed) that keeps members and needs no compaction */
 	if (t >= 1 && t <= x->ntags) {
-		T = &x->tags[t - 1];
+		tcf_tag *T = &x->tags[t - 1];
+
 		if (T->nlen && T->live > 1 && T->live <= T->count
 		    && (T->count < 64 || T->live - 1 >= T->count / 8)) {
 			T->live--;
 			return;
 		}
 	}
+	tag_release_slow(x, t);
+}
+
+static __attribute__((noinline)) void tag_release_slow(tcf_idx *x, uint32_t t)
+{
+	tcf_tag *T;
+
 	if (!tcf_tag_ok(x, t) || x->tags[t - 1].live == 0) {
 		x->tainted = 1;
 		return;
@@ -732,7 +805,7 @@ int tcf_reserve(tcf_store *s, tcf_idx *x, const unsigned char *key, uint32_t kle
 	for (i = 0; i < ntags; i++) {
 		const unsigned char *p = (const unsigned char *)tags[i].p;
 
-		r->trefs[i] = tag_get(x, p, (uint32_t)tags[i].len, tcf_tag_hash(p, tags[i].len));
+		r->trefs[i] = tag_get(x, p, (uint32_t)tags[i].len, r->thash ? r->thash[i] : tcf_tag_hash(p, tags[i].len));
 		if (!r->trefs[i] || tag_reserve(x, r->trefs[i]) != 0) {
 			return -1;
 		}
@@ -754,7 +827,8 @@ void tcf_unreserve(tcf_idx *x, const tc_str *tags, size_t ntags, tcf_resv *r)
 	}
 	for (i = 0; i < ntags; i++) {
 		const unsigned char *p = (const unsigned char *)tags[i].p;
-		uint32_t t = tcf_tag_find(x, p, (uint32_t)tags[i].len, tcf_tag_hash(p, tags[i].len));
+		uint32_t t = tcf_tag_find(x, p, (uint32_t)tags[i].len,
+		                          r->thash ? r->thash[i] : tcf_tag_hash(p, tags[i].len));
 
 		if (t && x->tags[t - 1].count == 0) {
 			tag_drop(x, t);

@@ -388,6 +388,7 @@ static int replay(tc_file *f, tcf_idx *x, found_log *L, tc_str *tg, uint32_t *tr
 					w += 2 + tl;
 				}
 				rv.trefs = trefs;
+				rv.thash = NULL;
 				if (tcf_reserve(s, x, rec + TCF_REC, r.klen, h, tg, r.ntags, &rv) != 0) {
 					if (x->full) {
 						return TC_MISS;
