@@ -641,7 +641,9 @@ static uint32_t *select_ids(tc_shm_map *m, tc_ids_mode mode, const tc_str *tags,
 	return tc_select(&ix, mode, tags, ntags, n, oom);
 }
 
-static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
+/* clean(); g not NULL: the ids it removes by tag are added to *g (the
+ * other modes add none). */
+static int clean_(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, tc_gone *g, char *err)
 {
 	tc_shm *s = st;
 	tc_shm_map *m = s->m;
@@ -689,11 +691,11 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 		oom = 0;
 		if (!t) {
 			n = 0;
-		} else if (have_pre && tc_clean_tag_use(m, t, &pre, "clean_tag", &n)) {
+		} else if (have_pre && tc_clean_tag_use(m, t, &pre, "clean_tag", g, &n)) {
 			m->hdr->pre_kept++;
 		} else {
 			m->hdr->pre_redone += have_pre;
-			n = tc_clean_tag(m, t, "clean_tag", &oom);
+			n = tc_clean_tag(m, t, "clean_tag", g, &oom);
 		}
 		free(pre.ids);
 		if (oom) {
@@ -711,11 +713,33 @@ static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 		snprintf(err, TC_ERRBUF, "out of memory");
 		return TC_ERR;
 	}
-	tc_remove_list(m, ids, n, "clean_tag");
+	tc_remove_list_gone(m, ids, n, "clean_tag", g);
 	m->hdr->writes += n ? 1 : 0;
 	wunlock(m);
 	free(ids);
 	return TC_OK;
+}
+
+static int shm_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
+{
+	return clean_(st, mode, tags, ntags, NULL, err);
+}
+
+int tc_shm_clean_ids(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, tc_emit_fn emit, void *ctx,
+                     char *err)
+{
+	tc_gone g = {{NULL, 0, 0, 0}, tc_now()};
+	int r;
+
+	if (mode != TC_CLEAN_MATCHING && mode != TC_CLEAN_MATCHING_ANY) {
+		return clean_(st, mode, tags, ntags, NULL, err);
+	}
+	r = clean_(st, mode, tags, ntags, &g, err);
+	/* after the lock; a copy that ran out of memory emits what it holds
+	 * (for TwoLevel: fewer tombstones, only reads that ask the slow level) */
+	g.b.oom = 0;
+	tc_sbuf_emit(&g.b, emit, ctx);
+	return r;
 }
 
 static int shm_ids(void *st, tc_ids_mode mode, const tc_str *tags, size_t ntags,

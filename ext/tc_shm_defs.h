@@ -327,8 +327,17 @@ static inline void tc_tag_release_inl(tc_shm_map *m, unsigned char *heap, uint32
 void tc_remove_entry(tc_shm_map *m, uint32_t id);   /* inside a window */
 void tc_remove_one(tc_shm_map *m, uint32_t id);     /* in its stripe's window */
 void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash);
-/* A clean of one tag: its entries removed, the tag dropped; how many. */
-size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom);
+/* The ids a clean removed (tc_shm_clean_ids), copied out under the lock:
+ * those of entries not expired at `now`. NULL where nobody asks. */
+typedef struct {
+	tc_sbuf b;
+	int64_t now;
+} tc_gone;
+/* tc_remove_list(), the ids of the entries it removes added to *g. */
+void tc_remove_list_gone(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash, tc_gone *g);
+/* A clean of one tag: its entries removed (their ids added to *g unless
+ * g is NULL), the tag dropped; how many. */
+size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, tc_gone *g, int *oom);
 /* A one-tag clean's selection made without the lock (tc_clean_tag_pre),
  * and used under it if nothing that could add a member changed since
  * (tc_clean_tag_use). */
@@ -351,7 +360,8 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
  * since, and its slot perhaps reused, is no member any more) and removed
  * as tc_clean_tag() does; returns 1 and *removed. 0: p is stale, nothing
  * was done. */
-int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char *crash, size_t *removed);
+int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char *crash, tc_gone *g,
+                     size_t *removed);
 
 /* tc_shm_evict.c: under the lock */
 void tc_sweep_expired(tc_shm_map *m, int64_t now);
@@ -362,5 +372,15 @@ tc_ref tc_alloc_room(tc_shm_map *m, uint32_t units, uint16_t type, int64_t now);
 /* tc_shm_recover.c: under the lock */
 void tc_shm_repair(tc_shm_map *m, const char *why);
 int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx);
+
+/* tc_shm.c, for TwoLevel only (its fast level is always this engine; not
+ * in the vtable, no PHP method): clean() on a store opened by
+ * tc_backend_shm, which then emits, after the lock, the id of every entry
+ * it removed that had not expired, in one locked step: the fast level's
+ * ids under a matchingTag / matchingAnyTag clean's tags, for TwoLevel's
+ * tombstones, without selecting them a second time under a second lock.
+ * Other modes: as clean(), nothing emitted. */
+int tc_shm_clean_ids(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, tc_emit_fn emit, void *ctx,
+                     char *err);
 
 #endif

@@ -444,15 +444,19 @@ void tc_remove_one(tc_shm_map *m, uint32_t id)
  * left alone (0: none; tc_clean_tag's tag): how many there were is added
  * to *skipped; the number of entries removed is returned. */
 static size_t remove_windowed(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash,
-                              tc_ref skip, uint32_t *skipped)
+                              tc_ref skip, uint32_t *skipped, tc_gone *g)
 {
 	size_t i, removed = 0;
 
 	for (i = 0; i < n && !m->tainted; i++) {
 		uint64_t *q;
+		const tc_entry *e = tc_slot_entry_chk(m, ids[i]);
 
-		if (!tc_slot_entry_chk(m, ids[i])) {
+		if (!e) {
 			continue;
+		}
+		if (g && e->expire >= g->now) {
+			tc_sbuf_add(&g->b, TC_KEY(e), e->klen);   /* before its block is freed */
 		}
 		q = tc_sseq(m->hdr, m->slots[ids[i] - 1].hash & m->bmask);
 		tc_seq_begin(q);
@@ -470,7 +474,14 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 {
 	uint32_t none = 0;
 
-	(void)remove_windowed(m, ids, n, crash, 0, &none);
+	(void)remove_windowed(m, ids, n, crash, 0, &none, NULL);
+}
+
+void tc_remove_list_gone(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash, tc_gone *g)
+{
+	uint32_t none = 0;
+
+	(void)remove_windowed(m, ids, n, crash, 0, &none, g);
 }
 
 
@@ -478,10 +489,11 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
  * t (each checked); t's record is left alone under the walk, then dropped
  * once, when the links skipped are its live count (else the segment is
  * marked for repair). */
-static size_t clean_tag_finish(tc_shm_map *m, tc_ref t, const uint32_t *ids, uint32_t n, const char *crash)
+static size_t clean_tag_finish(tc_shm_map *m, tc_ref t, const uint32_t *ids, uint32_t n, const char *crash,
+                               tc_gone *g)
 {
 	uint32_t skipped = 0;
-	size_t removed = remove_windowed(m, ids, n, crash, t, &skipped);
+	size_t removed = remove_windowed(m, ids, n, crash, t, &skipped, g);
 
 	if (!m->tainted) {
 		/* every member that held is gone: so is the tag */
@@ -502,7 +514,7 @@ static size_t clean_tag_finish(tc_shm_map *m, tc_ref t, const uint32_t *ids, uin
  * every tag of an entry but t, whose record is left alone until the end
  * (neither compacted nor dropped under the walk) and then dropped once.
  * Returns the number removed; *oom when the list could not be made. */
-size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
+size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, tc_gone *g, int *oom)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 	uint32_t count = T->count, k, n = 0;
@@ -547,7 +559,7 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, int *oom)
 			}
 		}
 	}
-	removed = clean_tag_finish(m, t, ids, n, crash);
+	removed = clean_tag_finish(m, t, ids, n, crash, g);
 	free(ids);
 	return removed;
 }
@@ -679,7 +691,8 @@ stale:
 	return 0;
 }
 
-int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char *crash, size_t *removed)
+int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char *crash, tc_gone *g,
+                     size_t *removed)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 	uint32_t i, n = 0;
@@ -712,6 +725,6 @@ int tc_clean_tag_use(tc_shm_map *m, tc_ref t, const tc_clean_pre *p, const char 
 			p->ids[n++] = s;
 		}
 	}
-	*removed = clean_tag_finish(m, t, p->ids, n, crash);
+	*removed = clean_tag_finish(m, t, p->ids, n, crash, g);
 	return 1;
 }

@@ -1373,14 +1373,17 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 	int jdone = 0, r;
 	char *jr = NULL;
 
-	if (ntags && (mode == TC_CLEAN_MATCHING || mode == TC_CLEAN_MATCHING_ANY)) {
-		/* what the fast level holds of it: tombstones once the slow clean worked */
-		s->fast->ids(s->fst, (tc_ids_mode)mode, tags, ntags, tomb_emit, &t);
-	}
 	/* fast first too: a process killed after the slow clean leaves no copy
-	 * on its own node (whose records of its own writes it skips) */
+	 * on its own node (whose records of its own writes it skips). By tag,
+	 * the same locked step hands back what it removed (the ids the fast
+	 * level held under those tags, and their marks read then, before the
+	 * slow write): tombstones once the slow clean worked */
 	ferr[0] = '\0';
-	s->fast->clean(s->fst, mode, tags, ntags, ferr);
+	if (ntags && (mode == TC_CLEAN_MATCHING || mode == TC_CLEAN_MATCHING_ANY)) {
+		tc_shm_clean_ids(s->fst, mode, tags, ntags, tomb_emit, &t, ferr);
+	} else {
+		s->fast->clean(s->fst, mode, tags, ntags, ferr);
+	}
 	if (mode != TC_CLEAN_OLD) {
 		jr = journal_arm(s, kind, (int)mode, tags, ntags, 0, &jdone);
 	}
