@@ -372,41 +372,6 @@ int tcf_lock_nowait(tc_file *f, char *err)
 	return lock_index(f, err, 0);
 }
 
-/* A save holds the write lock for a few microseconds (its index changes
- * and one pwrite) and a clean of one tag for some tens. A locker that
- * sleeps on the futex at once waits, after its wake-up, for a CPU: on a
- * machine with more busy processes than cores, often a scheduler round,
- * a hundred times the hold. So a waiting locker first tries the lock
- * between short pauses for up to TCF_LOCK_SPIN_NS, then sleeps as before
- * (a holder that is itself waiting for a CPU is not helped by the spin,
- * which then costs that much CPU once). 0 with the lock (*owner_died as
- * for tc_robust_lock), EBUSY without it. */
-#define TCF_LOCK_SPIN_NS 30000
-
-static int spin_lock(pthread_mutex_t *mu, int *owner_died)
-{
-	struct timespec t0, t1;
-	int i, r;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		for (i = 0; i < 32; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
-		}
-		r = tc_robust_lock(mu, 0, 0, owner_died, "", NULL, 0);
-		if (r != EBUSY) {
-			/* held, or an error that the waiting lock reports */
-			return r == 0 ? 0 : EBUSY;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > TCF_LOCK_SPIN_NS) {
-			return EBUSY;
-		}
-	}
-}
-
 static int lock_index(tc_file *f, char *err, int wait)
 {
 	tcf_store *s = f->s;
@@ -424,13 +389,7 @@ static int lock_index(tc_file *f, char *err, int wait)
 			return TC_ERR;
 		}
 		/* the robust lock shared with shm (tc_sync.h) */
-		r = tc_robust_lock(&s->ix.hdr->lock, t, 0, &owner_died, s->dir, NULL, 0);
-		if (r == EBUSY && wait) {
-			r = spin_lock(&s->ix.hdr->lock, &owner_died);
-		}
-		if (r != 0) {
-			r = tc_robust_lock(&s->ix.hdr->lock, t, wait, &owner_died, s->dir, err, TC_ERRBUF);
-		}
+		r = tc_robust_lock(&s->ix.hdr->lock, t, wait, &owner_died, s->dir, err, TC_ERRBUF);
 		if (r != 0) {
 			return TC_ERR;
 		}

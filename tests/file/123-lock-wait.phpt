@@ -1,5 +1,5 @@
 --TEST--
-File: a locker that meets a held write lock (its holder stopped with SIGSTOP) gives up its spin and waits: with a short lock_timeout the clean fails with the lock's error and removes nothing; a waiting clean gets the lock once the holder goes on, after the holder's save (issue 15)
+File: a locker that meets a held write lock (its holder stopped with SIGSTOP) waits for it: with a short lock_timeout the clean fails with the lock's error and removes nothing; a waiting clean gets the lock once the holder goes on, after the holder's save (issue 15)
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -30,7 +30,7 @@ $w = tcf_spawn_php('
 ', $P, ['TAGCACHE_TEST_CRASH' => 'file_save_locked', 'TAGCACHE_TEST_CRASH_MODE' => 'stop'], 'writer');
 tc_check('writer stopped holding the lock', tcf_wait_stopped($w['pid'], 60), tcf_proc_state($w['pid']));
 
-// A clean with a short lock_timeout: the spin gives up, the wait times out.
+// A clean with a short lock_timeout: the wait times out.
 $s = tcf_run_php('
     $c = new TagCache\File($P["short"]);
     $msg = "";
