@@ -20,7 +20,7 @@ remember: 8 processes, one build: ok
 remember: all get the built value: ok
 remember: saved with its tags: ok
 remember: saved with its lifetime: ok
-remember: one lease: ok
+remember: the builder's lease, and no more than one per process; none timed out: ok
 throwing callback: exception propagates: ok
 throwing callback: nothing stored: ok
 throwing callback: the next caller builds at once: ok
