@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,12 @@ static void mark_clear(tl_state *s, tc_str id)
  * pending word, or the timed tombstone), so a swap that expected W
  * succeeds only while the slot still holds W's id. */
 #define TOMB_KEEP (UINT64_C(1) << 22)   /* a pid field no pid has (pid_max <= 2^22) */
+/* A provisional tombstone (pid field TOMB_PROV | the cleaner's pid, the
+ * nonce of save W above it): put by a clean by tag, by a swap from W's
+ * final word, on an id whose copy its first fast clean removed, and made
+ * kept (or timed) once the slow clean is done; a read of the id meanwhile
+ * is a miss with no slow read while the cleaner lives (tomb_is()). */
+#define TOMB_PROV (TOMB_KEEP | WORD_PENDING)
 
 static int word_final_save(uint64_t w)
 {
@@ -337,6 +344,11 @@ static int word_final_save(uint64_t w)
 static uint64_t tomb_keep_word(uint64_t w)
 {
 	return (w & ~(uint64_t)WORD_PID) | TOMB_KEEP;
+}
+
+static int word_prov(uint64_t w)
+{
+	return (w & TOMB_PROV) == TOMB_PROV;
 }
 
 static void tomb_store(tc_tl_mark *mk, uint64_t h, uint64_t word)
@@ -383,7 +395,18 @@ static int tomb_sync_same(tc_tl_node *n, uint64_t snap)
  * timed. Returns whether it was kept (then *undo gets the kept word). */
 static int tomb_put(tc_tl_mark *mk, uint64_t h, uint64_t w, uint64_t timed, uint64_t *kept)
 {
-	if (w && (w & WORD_PID) == TOMB_KEEP) {
+	if (w && word_prov(w)) {
+		/* this clean's provisional tombstone over W's final mark
+		 * (tomb_emit()): the swap proves the slot unchanged since W's
+		 * word was read, as the swap from W below does */
+		uint64_t want = w, tw = tomb_keep_word(w);
+
+		if (LD(mk->h) == h
+		    && __atomic_compare_exchange_n(&mk->nonce, &want, tw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			*kept = tw;
+			return 1;
+		}
+	} else if (w && (w & WORD_PID) == TOMB_KEEP) {
 		if (LD(mk->nonce) == w && LD(mk->h) == h) {
 			*kept = 0;   /* still there: absent since, and still absent */
 			return 0;
@@ -421,6 +444,15 @@ static int tomb_is(tl_state *s, tc_str id)
 	if ((w & WORD_PID) == TOMB_KEEP) {
 		return 1;
 	}
+	if (word_prov(w)) {
+		/* a clean of this node is between its first fast clean and its
+		 * tombstones: a miss while the cleaner lives (a read concurrent
+		 * with the clean); one killed there leaves a slot that reads
+		 * ask the slow level for again */
+		pid_t pid = (pid_t)(w & (TOMB_KEEP - 1));
+
+		return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	}
 	if ((w & WORD_PID) != 0) {
 		return 0;
 	}
@@ -456,8 +488,37 @@ static void tomb_emit(void *cp, const char *p, size_t len)
 		t->w = nw;
 		t->cap = cap;
 	}
-	t->w[t->n] = mark_word_of(&t->s->node.marks[h & (t->s->node.nmarks - 1)], h);
+	{
+		tc_tl_mark *mk = &t->s->node.marks[h & (t->s->node.nmarks - 1)];
+		uint64_t w = mark_word_of(mk, h);
+
+		if (w && word_final_save(w)) {
+			/* the copy of W is gone: until the slow clean is done and the
+			 * tombstone put, a read of the id on this node is a miss
+			 * rather than a slow read (TECHNOTES, "Tombstones") */
+			uint64_t want = w, pw = (w & ~(uint64_t)WORD_PID) | TOMB_PROV | ((uint64_t)getpid() & (TOMB_KEEP - 1));
+
+			w = __atomic_compare_exchange_n(&mk->nonce, &want, pw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? pw : 0;
+		}
+		t->w[t->n] = w;
+	}
 	t->h[t->n++] = h;
+}
+
+/* A clean whose slow clean failed: its provisional tombstones go (the
+ * entries may still be in the slow level); the slot keeps no mark. */
+static void tomb_unprov(tl_state *s, tomb_ctx *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		uint64_t want = t->w[i];
+
+		if (want && word_prov(want)) {
+			__atomic_compare_exchange_n(&s->node.marks[t->h[i] & (s->node.nmarks - 1)].nonce, &want, 0, 0,
+			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		}
+	}
 }
 
 /* The clean's tombstones; snap: tomb_sync_snap() before the listing. */
@@ -1384,6 +1445,7 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 	} else {
 		s->fast->clean(s->fst, mode, tags, ntags, ferr);
 	}
+	tc_crash_point("twolevel_clean_fast");   /* a cleaner killed or stopped before its slow clean (tests) */
 	if (mode != TC_CLEAN_OLD) {
 		jr = journal_arm(s, kind, (int)mode, tags, ntags, 0, &jdone);
 	}
@@ -1392,6 +1454,8 @@ static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 	local_bump(s, mode, tags, ntags);
 	if (r == TC_OK) {
 		tomb_apply(s, &t, tomb_word(), snap);
+	} else {
+		tomb_unprov(s, &t);
 	}
 	free(t.h);
 	free(t.w);

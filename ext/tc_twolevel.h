@@ -103,9 +103,10 @@ typedef struct {
  * word (nonce, pid) of the save whose fast copy this node holds. A journal
  * record of a save is skipped only when that copy is the save's own or a
  * later one of the same process (tc_twolevel.c, mark_supersedes()). The
- * table has at least twice as many slots as the fast segment has entries
- * (a power of two, at least TC_TL_MARKS_MIN): two ids that share a slot
- * cost a miss each time the older one's record is replayed. */
+ * table has at least 8 times as many slots as the fast segment has entries
+ * (a power of two, at least TC_TL_MARKS_MIN; tc_twolevel_node.c): two ids
+ * that share a slot cost a miss each time the older one's record is
+ * replayed. */
 typedef struct {
 	uint64_t h, nonce;
 } tc_tl_mark;

@@ -25,6 +25,9 @@
 #define TC_TL_MAGIC UINT64_C(0x324c564c4f575454) /* "TTWOLVL2": with node_id and the marks */
 #define TC_TL_PAGE 4096
 #define TC_TL_MARKS_MAX ((size_t)1 << 22)
+/* marks per entry slot of the fast segment: 2 left 4 % of the benchmark's
+ * ids sharing a slot (TECHNOTES, "Node state") */
+#define TC_TL_MARKS_PER_ENTRY 8
 #define TC_TL_SIZE(nmarks) (TC_TL_PAGE + (nmarks) * sizeof(tc_tl_mark))
 _Static_assert(sizeof(tc_tl_node) <= TC_TL_PAGE, "the node state fits its page");
 
@@ -46,7 +49,7 @@ static int open_fd(const char *path, int mode)
 }
 
 /* The marks for a segment of `entries` slots: a power of two, at least
- * twice that, at least TC_TL_MARKS_MIN, at most TC_TL_MARKS_MAX (64 MB:
+ * TC_TL_MARKS_PER_ENTRY times that, at least TC_TL_MARKS_MIN, at most TC_TL_MARKS_MAX (64 MB:
  * a gap clears them all; every process of a node computes
  * the same from the same segment; one that computed another, an older
  * build, only finds fewer of its marks: each holds the id's whole hash). */
@@ -54,7 +57,7 @@ static size_t marks_for(size_t entries)
 {
 	size_t n = TC_TL_MARKS_MIN;
 
-	while (n < entries * 2 && n < TC_TL_MARKS_MAX) {
+	while (n < entries * TC_TL_MARKS_PER_ENTRY && n < TC_TL_MARKS_MAX) {
 		n <<= 1;
 	}
 	return n;
