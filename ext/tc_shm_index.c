@@ -109,27 +109,6 @@ tc_entry *tc_slot_entry_chk(tc_shm_map *m, uint32_t id)
 	return tc_slot_entry(m, id);
 }
 
-/* A tag record and its member array, checked against the heap's bounds. */
-int tc_tag_ok(const tc_shm_map *m, tc_ref t)
-{
-	const tc_blk *b = tc_blk_at(m, t, TC_B_TAG, 2), *ab;
-	const tc_tag *T;
-
-	if (!b) {
-		return 0;
-	}
-	T = TC_TAGREC(b);
-	if (sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)T->nlen > (uint64_t)b->size * TC_UNIT
-	    || T->count > T->cap || T->live > T->count) {
-		return 0;
-	}
-	if (!T->cap) {
-		return 1;
-	}
-	ab = tc_blk_at(m, T->arr, TC_B_TARR, 0);
-	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
-}
-
 /* A change to tag T that can add a holding member or move one: a new
  * stamp, stored after the change (tc_clean_pre's check). */
 static inline void tag_stamp(tc_shm_map *m, tc_tag *T)
@@ -158,16 +137,22 @@ tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint3
 	return 0;
 }
 
-/* Find or create (with no member yet). 0 when the heap has no room. */
-tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+/* A change to the set of tag records (one created or dropped; the index
+ * reset by clean('all') and repair): a new tagset, stored with release
+ * after the change, so that a save's lookup made without the lock
+ * (tc_tag_pre) is used under it only if no record came or went since. */
+static inline void tagset_bump(tc_shm_map *m)
 {
-	tc_ref t = tc_tag_find(m, name, len, h);
+	__atomic_store_n(&m->hdr->tagset, m->hdr->tagset + 1, __ATOMIC_RELEASE);
+}
+
+/* A new tag record, with no member yet, for a name that has none
+ * (tc_tag_find said so). 0 when the heap has no room. */
+static tc_ref tag_new(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + len + TC_UNIT - 1) / TC_UNIT), TC_B_TAG);
 	tc_tag *T;
 
-	if (t || m->tainted) {
-		return t;
-	}
-	t = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + len + TC_UNIT - 1) / TC_UNIT), TC_B_TAG);
 	if (!t) {
 		return 0;
 	}
@@ -182,9 +167,21 @@ tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32
 	tag_stamp(m, T);
 	memcpy(TC_TAGNAME(T), name, len);
 	T->next = m->tagbuckets[h & m->tbmask];
-	m->tagbuckets[h & m->tbmask] = t;
+	__atomic_store_n(&m->tagbuckets[h & m->tbmask], t, __ATOMIC_RELEASE);
 	m->hdr->tags++;
+	tagset_bump(m);
 	return t;
+}
+
+/* Find or create (with no member yet). 0 when the heap has no room. */
+tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = tc_tag_find(m, name, len, h);
+
+	if (t || m->tainted) {
+		return t;
+	}
+	return tag_new(m, name, len, h);
 }
 
 /* The link of the entry in slot s that names member k of tag t, or NULL:
@@ -347,6 +344,7 @@ void tc_tag_drop(tc_shm_map *m, tc_ref t)
 	}
 	tc_free_blk(m, t);
 	m->hdr->tags--;
+	tagset_bump(m);
 }
 
 /* An entry that carried tag t is gone (its slot no longer names it): one
@@ -591,6 +589,58 @@ static uint32_t blk_size_nolock(const tc_shm_map *m, tc_ref r, uint16_t type, ui
 	return sz;
 }
 
+#define TAG_UNSURE ((tc_ref)-1)
+
+/* Without the lock: the record of tag `name` (hash h) by a reader's
+ * rules, 0 when there is none, TAG_UNSURE when what it met made no sense
+ * (a writer in the middle, a chain longer than 64). */
+static tc_ref tag_find_nolock(const tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = __atomic_load_n(&m->tagbuckets[h & m->tbmask], __ATOMIC_ACQUIRE);
+	uint32_t steps = 0, sz;
+
+	for (;;) {
+		const tc_tag *T;
+
+		if (!t) {
+			return 0;
+		}
+		if (++steps > 64) {
+			return TAG_UNSURE;
+		}
+		sz = blk_size_nolock(m, t, TC_B_TAG, (sizeof(tc_blk) + sizeof(tc_tag) + TC_UNIT - 1) / TC_UNIT);
+		if (!sz) {
+			return TAG_UNSURE;
+		}
+		T = TC_TAGREC(TC_BLK(m, t));
+		if (__atomic_load_n(&T->hash, __ATOMIC_RELAXED) == h && __atomic_load_n(&T->nlen, __ATOMIC_RELAXED) == len
+		    && sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)len <= (uint64_t)sz * TC_UNIT
+		    && memcmp(TC_TAGNAME(T), name, len) == 0) {
+			return t;
+		}
+		t = __atomic_load_n(&T->next, __ATOMIC_RELAXED);
+	}
+}
+
+int tc_tag_pre(tc_shm_map *m, const tc_str *tags, const uint32_t *th, size_t n, tc_ref *refs, tc_tags_pre *p)
+{
+	size_t i;
+
+	p->attach = m->attach;
+	p->seq = __atomic_load_n(&m->hdr->seq, __ATOMIC_ACQUIRE);
+	p->tagset = __atomic_load_n(&m->hdr->tagset, __ATOMIC_ACQUIRE);
+	if (p->seq & 1) {
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		refs[i] = tag_find_nolock(m, (const unsigned char *)tags[i].p, (uint32_t)tags[i].len, th[i]);
+		if (refs[i] == TAG_UNSURE) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h, tc_clean_pre *p)
 {
 	tc_shm_hdr *H = m->hdr;
@@ -598,7 +648,7 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	tc_ref t, a;
 	const tc_tag *T;
 	const uint32_t *arr;
-	uint32_t count, cap, k, n = 0, steps = 0, sz;
+	uint32_t count, cap, k, n = 0, sz;
 
 	p->ids = NULL;
 	p->attach = m->attach;
@@ -606,23 +656,11 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	if (p->seq & 1) {
 		return 0;
 	}
-	t = __atomic_load_n(&m->tagbuckets[h & m->tbmask], __ATOMIC_ACQUIRE);
-	for (;;) {
-		if (!t || ++steps > 64) {
-			return 0;
-		}
-		sz = blk_size_nolock(m, t, TC_B_TAG, (sizeof(tc_blk) + sizeof(tc_tag) + TC_UNIT - 1) / TC_UNIT);
-		if (!sz) {
-			return 0;
-		}
-		T = TC_TAGREC(TC_BLK(m, t));
-		if (__atomic_load_n(&T->hash, __ATOMIC_RELAXED) == h && __atomic_load_n(&T->nlen, __ATOMIC_RELAXED) == len
-		    && sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)len <= (uint64_t)sz * TC_UNIT
-		    && memcmp(TC_TAGNAME(T), name, len) == 0) {
-			break;
-		}
-		t = __atomic_load_n(&T->next, __ATOMIC_RELAXED);
+	t = tag_find_nolock(m, name, len, h);
+	if (!t || t == TAG_UNSURE) {
+		return 0;
 	}
+	T = TC_TAGREC(TC_BLK(m, t));
 	p->t = t;
 	p->gen = __atomic_load_n(&T->gen, __ATOMIC_ACQUIRE);
 	count = __atomic_load_n(&T->count, __ATOMIC_RELAXED);
