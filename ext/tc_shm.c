@@ -501,7 +501,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 			if (!trefs[i]) {
 				ok = 0;
 				want = (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + tags[i].len + TC_UNIT - 1) / TC_UNIT);
-			} else if (tc_tag_reserve(m, trefs[i]) != 0) {
+			} else if (tc_tag_reserve_inl(m, trefs[i]) != 0) {
 				uint64_t cap = TC_TAGREC(TC_BLK(m, trefs[i]))->cap;
 
 				ok = 0;
@@ -551,8 +551,13 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_crash_point("save_publishing");
 	/* Link the new entry before unlinking the old one, so that a tag both
 	 * carry never drops to zero members (which would free its record). */
-	for (i = 0; i < ntags; i++) {
-		tc_tag_link(m, trefs[i], slot, &TC_LINKS(e)[i]);
+	if (ntags) {
+		const uint64_t gen = ++H->tgen;  /* one stamp for its tags */
+		tc_link *const nl = TC_LINKS(e);
+
+		for (i = 0; i < ntags; i++) {
+			tc_tag_link_inl(m, trefs[i], slot, &nl[i], gen);
+		}
 	}
 	if (oref) {
 		tc_entry *oe = TC_ENTRY(TC_BLK(m, oref));

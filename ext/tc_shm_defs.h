@@ -340,7 +340,29 @@ static inline int tc_tag_pre_holds(const tc_shm_map *m, const tc_tags_pre *p)
 	       && p->tagset == m->hdr->tagset;
 }
 int tc_tag_reserve(tc_shm_map *m, tc_ref t);
+/* tc_tag_reserve() with the usual case inline: room in the array. */
+static inline int tc_tag_reserve_inl(tc_shm_map *m, tc_ref t)
+{
+	const tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+
+	return T->count < T->cap ? 0 : tc_tag_reserve(m, t);
+}
 void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l);
+/* tc_tag_link() inline, for a save's links (room reserved): the stamp
+ * `gen` is one fresh value of hdr->tgen for all of them (fresh for each
+ * of its tags all the same: tgen only grows). */
+static inline void tc_tag_link_inl(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l, uint64_t gen)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	uint32_t k = T->count;
+
+	TC_TARR(TC_BLK(m, T->arr))[k] = slot;
+	l->tag = t;
+	l->pos = k;
+	T->count = k + 1;
+	T->live++;
+	__atomic_store_n(&T->gen, gen, __ATOMIC_RELEASE);
+}
 /* The slot of member k of tag t if it still holds, else 0. */
 uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k);
 uint32_t tc_tag_member_sel(const tc_shm_map *m, tc_ref t, uint32_t k);

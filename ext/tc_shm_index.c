@@ -254,18 +254,52 @@ uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k)
 
 /* Drops the members that no longer hold, keeping the order of the rest
  * (their links follow them). The live count must come out as recorded;
- * if not, the segment is marked for repair. */
+ * if not, the segment is marked for repair. The member test is
+ * member_link()'s, inline, on local copies of m's fields (the stores to
+ * the segment would make the compiler reload them: a save's largest cost
+ * under the lock after its tag lookups, issue 15). */
 static void tag_compact(tc_shm_map *m, tc_ref t)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-	uint32_t *arr = TC_TARR(TC_BLK(m, T->arr)), k, n = 0;
+	uint32_t *const arr = TC_TARR(TC_BLK(m, T->arr));
+	const uint32_t count = T->count, ns = m->nslots, hu = m->heap_units;
+	const tc_slot *const slots = m->slots;
+	unsigned char *const heap = m->heap;
+	uint32_t k, n = 0;
 
-	for (k = 0; k < T->count; k++) {
-		tc_link *l = member_link(m, t, k, arr[k]);
+	for (k = 0; k < count; k++) {
+		const uint32_t s = arr[k];
+		const tc_blk *b;
+		tc_entry *e;
+		tc_link *l;
+		uint32_t j, nt, bs;
+		tc_ref r;
 
-		if (l) {
-			l->pos = n;
-			arr[n++] = arr[k];
+		if (s < 1 || s > ns) {
+			continue;
+		}
+		r = slots[s - 1].blk;
+		/* tc_entry_sane(), on the copies */
+		if (r < 1 || r >= hu - 1) {
+			continue;
+		}
+		b = (const tc_blk *)(heap + (size_t)r * TC_UNIT);
+		bs = b->size;
+		if (b->type != TC_B_ENTRY || bs < 4 || bs > hu - 1 - r) {
+			continue;
+		}
+		e = TC_ENTRY(b);
+		nt = e->ntags;
+		if (tc_entry_bytes(nt, e->klen, e->vlen, e->tnlen) > (uint64_t)bs * TC_UNIT) {
+			continue;
+		}
+		l = TC_LINKS(e);
+		for (j = 0; j < nt; j++) {
+			if (l[j].tag == t && l[j].pos == k) {
+				l[j].pos = n;
+				arr[n++] = s;
+				break;
+			}
 		}
 	}
 	T->count = n;
