@@ -373,6 +373,38 @@ static void drop_unused_tags(tc_shm_map *m, const tc_str *tags, const uint32_t *
 	}
 }
 
+/* Under the lock: 1 when the entry in slot `old` carries the tags whose
+ * names (as a block holds them) are names[0..tnlen), in that order, and
+ * each of its links is sound (a tag record whose member at the link's
+ * position is that slot): then an entry saved into that slot with those
+ * tags takes its links over as they are, and every member goes on holding
+ * at the same position, through the same link index (what a clean's
+ * selection made without the lock checks again: tc_clean_tag_use), with
+ * no live count, member or stamp to change. */
+static int same_tags(tc_shm_map *m, uint32_t old, const unsigned char *names, uint64_t tnlen, size_t ntags)
+{
+	const tc_entry *oe = tc_slot_entry(m, old);  /* tc_find checked it */
+	const tc_link *ol = TC_LINKS(oe);
+	size_t j;
+
+	if (oe->ntags != ntags || oe->tnlen != tnlen || memcmp(TC_NAMES(oe), names, tnlen) != 0) {
+		return 0;
+	}
+	for (j = 0; j < ntags; j++) {
+		const tc_ref t = ol[j].tag;
+		const tc_tag *T;
+
+		if (!tc_tag_ok(m, t)) {
+			return 0;  /* the usual way, which finds it damaged */
+		}
+		T = TC_TAGREC(TC_BLK(m, t));
+		if (ol[j].pos >= T->count || TC_TARR(TC_BLK(m, T->arr))[ol[j].pos] != old) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags,
                     int64_t expire, char *err)
 {
@@ -389,7 +421,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_entry *e;
 	int64_t now = tc_now();
 	size_t i;
-	int tries, rc = TC_ERR, pre = 0;
+	int tries, rc = TC_ERR, pre = 0, same = 0;
 	tc_tags_pre tp;
 
 	need = tc_entry_bytes(ntags, id.len, data.len, tnlen);
@@ -484,7 +516,10 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		if (!old && !H->free_slot) {
 			ok = 0;
 		}
-		for (i = 0; ok && i < ntags; i++) {
+		/* the same tags as the entry it replaces: its links are taken
+		 * over, no tag record is touched */
+		same = old && ntags && same_tags(m, old, names, tnlen, ntags);
+		for (i = 0; ok && !same && i < ntags; i++) {
 			const unsigned char *p = (const unsigned char *)tags[i].p;
 
 			if (pre > 0 && tries == 0 && trefs[i]) {
@@ -551,7 +586,9 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_crash_point("save_publishing");
 	/* Link the new entry before unlinking the old one, so that a tag both
 	 * carry never drops to zero members (which would free its record). */
-	if (ntags) {
+	if (same) {
+		memcpy(TC_LINKS(e), TC_LINKS(TC_ENTRY(TC_BLK(m, oref))), ntags * sizeof(tc_link));
+	} else if (ntags) {
 		const uint64_t gen = ++H->tgen;  /* one stamp for its tags */
 		tc_link *const nl = TC_LINKS(e);
 
@@ -559,7 +596,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 			tc_tag_link_inl(m, trefs[i], slot, &nl[i], gen);
 		}
 	}
-	if (oref) {
+	if (oref && !same) {
 		tc_entry *oe = TC_ENTRY(TC_BLK(m, oref));
 		tc_link *ol = TC_LINKS(oe);
 		unsigned char *const heap = m->heap;
@@ -569,6 +606,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		for (j = 0; j < on; j++) {
 			tc_tag_release_inl(m, heap, hu, ol[j].tag);
 		}
+	}
+	if (oref) {
 		tc_free_blk(m, oref);
 	}
 	tc_seq_end(sq);
