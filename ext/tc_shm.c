@@ -540,7 +540,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 				uint64_t cap = TC_TAGREC(TC_BLK(m, trefs[i]))->cap;
 
 				ok = 0;
-				want = (uint32_t)((sizeof(tc_blk) + (cap ? cap * 2 : 4) * 4 + TC_UNIT - 1) / TC_UNIT);
+				want = (uint32_t)((TC_TARR_BYTES(cap ? cap * 2 : 4) + TC_UNIT - 1) / TC_UNIT);
 			}
 		}
 		if (m->tainted) {
@@ -593,7 +593,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		tc_link *const nl = TC_LINKS(e);
 
 		for (i = 0; i < ntags; i++) {
-			tc_tag_link_inl(m, trefs[i], slot, &nl[i], gen);
+			tc_tag_link_inl(m, trefs[i], slot, &nl[i], (uint32_t)i, gen);
 		}
 	}
 	if (oref && !same) {

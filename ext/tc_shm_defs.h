@@ -32,7 +32,9 @@
                               3: the checksum mixes the version in after
                               hashing the bytes (tc_entry_check_of);
                               4: tagset, which a save's tag lookup made
-                              without the lock relies on (tc_tag_pre) */
+                              without the lock relies on (tc_tag_pre); a
+                              member array holds each member's link index
+                              (TC_THINT) */
 #define TC_SHM_READY   0x52454459u  /* "REDY", written last at creation */
 #define TC_UNIT        16u
 #define TC_NCLASSES    96           /* allocator free lists */
@@ -221,6 +223,11 @@ static inline uint64_t *tc_sseq(tc_shm_hdr *H, uint32_t bucket)
 #define TC_TAGREC(b)   ((tc_tag *)TC_PAYLOAD(b))
 #define TC_TAGNAME(t)  ((unsigned char *)(t) + sizeof(tc_tag))
 #define TC_TARR(b)     ((uint32_t *)TC_PAYLOAD(b))
+/* After a member array's cap slot ids, cap u16: member k's link index in
+ * its entry (layout 4), so that the member test reads that one link. */
+#define TC_THINT(b, cap) ((uint16_t *)(TC_TARR(b) + (cap)))
+/* The bytes of a member array block of cap members, header included. */
+#define TC_TARR_BYTES(cap) (sizeof(tc_blk) + (uint64_t)(cap) * (sizeof(uint32_t) + sizeof(uint16_t)))
 
 /* tc_shm_seg.c */
 int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err);
@@ -318,7 +325,7 @@ static inline int tc_tag_ok(const tc_shm_map *m, tc_ref t)
 		return 1;
 	}
 	ab = tc_blk_at(m, T->arr, TC_B_TARR, 0);
-	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
+	return ab && (uint64_t)ab->size * TC_UNIT >= TC_TARR_BYTES(T->cap);
 }
 tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
 tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
@@ -347,16 +354,20 @@ static inline int tc_tag_reserve_inl(tc_shm_map *m, tc_ref t)
 
 	return T->count < T->cap ? 0 : tc_tag_reserve(m, t);
 }
-void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l);
+/* Links tag t's new member (room reserved) to link l, link index j of the
+ * entry in slot. */
+void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l, uint32_t j);
 /* tc_tag_link() inline, for a save's links (room reserved): the stamp
  * `gen` is one fresh value of hdr->tgen for all of them (fresh for each
  * of its tags all the same: tgen only grows). */
-static inline void tc_tag_link_inl(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l, uint64_t gen)
+static inline void tc_tag_link_inl(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l, uint32_t j, uint64_t gen)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	tc_blk *ab = TC_BLK(m, T->arr);
 	uint32_t k = T->count;
 
-	TC_TARR(TC_BLK(m, T->arr))[k] = slot;
+	TC_TARR(ab)[k] = slot;
+	TC_THINT(ab, T->cap)[k] = (uint16_t)j;
 	l->tag = t;
 	l->pos = k;
 	T->count = k + 1;

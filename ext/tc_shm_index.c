@@ -257,11 +257,15 @@ uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k)
  * if not, the segment is marked for repair. The member test is
  * member_link()'s, inline, on local copies of m's fields (the stores to
  * the segment would make the compiler reload them: a save's largest cost
- * under the lock after its tag lookups, issue 15). */
+ * under the lock after its tag lookups, issue 15), and reads only the
+ * link the member's index names (TC_THINT): a member that holds has its
+ * own link's index there (written with it, moved with it), and one that
+ * does not hold fails at every link. */
 static void tag_compact(tc_shm_map *m, tc_ref t)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 	uint32_t *const arr = TC_TARR(TC_BLK(m, T->arr));
+	uint16_t *const hint = TC_THINT(TC_BLK(m, T->arr), T->cap);
 	const uint32_t count = T->count, ns = m->nslots, hu = m->heap_units;
 	const tc_slot *const slots = m->slots;
 	unsigned char *const heap = m->heap;
@@ -294,12 +298,11 @@ static void tag_compact(tc_shm_map *m, tc_ref t)
 			continue;
 		}
 		l = TC_LINKS(e);
-		for (j = 0; j < nt; j++) {
-			if (l[j].tag == t && l[j].pos == k) {
-				l[j].pos = n;
-				arr[n++] = s;
-				break;
-			}
+		j = hint[k];
+		if (j < nt && l[j].tag == t && l[j].pos == k) {
+			l[j].pos = n;
+			arr[n] = s;
+			hint[n++] = (uint16_t)j;
 		}
 	}
 	T->count = n;
@@ -314,8 +317,7 @@ static void tag_compact(tc_shm_map *m, tc_ref t)
 static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
 {
 	tc_tag *T;
-	tc_ref a = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + (uint64_t)cap * 4 + TC_UNIT - 1) / TC_UNIT),
-	                    TC_B_TARR);
+	tc_ref a = tc_alloc(m, (uint32_t)((TC_TARR_BYTES(cap) + TC_UNIT - 1) / TC_UNIT), TC_B_TARR);
 
 	if (!a) {
 		return -1;
@@ -323,6 +325,7 @@ static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
 	T = TC_TAGREC(TC_BLK(m, t));
 	if (T->arr) {
 		memcpy(TC_TARR(TC_BLK(m, a)), TC_TARR(TC_BLK(m, T->arr)), (size_t)T->count * 4);
+		memcpy(TC_THINT(TC_BLK(m, a), cap), TC_THINT(TC_BLK(m, T->arr), T->cap), (size_t)T->count * 2);
 		tc_free_blk(m, T->arr);
 	}
 	T->arr = a;
@@ -349,11 +352,12 @@ int tc_tag_reserve(tc_shm_map *m, tc_ref t)
 	return tag_realloc(m, t, T->cap ? T->cap * 2 : 4);
 }
 
-void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
+void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l, uint32_t j)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 
 	TC_TARR(TC_BLK(m, T->arr))[T->count] = slot;
+	TC_THINT(TC_BLK(m, T->arr), T->cap)[T->count] = (uint16_t)j;
 	l->tag = t;
 	l->pos = T->count;
 	T->count++;
@@ -551,6 +555,7 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, tc_gone *g, int 
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 	uint32_t count = T->count, k, n = 0;
 	const uint32_t *arr;
+	const uint16_t *hint;
 	uint32_t *ids;
 	size_t removed;
 
@@ -564,6 +569,7 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, tc_gone *g, int 
 		return 0;
 	}
 	arr = TC_TARR(TC_BLK(m, T->arr));
+	hint = TC_THINT(TC_BLK(m, T->arr), T->cap);
 	for (k = 0; k < count; k++) {
 		uint32_t s = arr[k], j;
 		const tc_entry *e;
@@ -584,11 +590,9 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, tc_gone *g, int 
 		}
 		e = TC_ENTRY(TC_BLK(m, r));
 		l = TC_LINKS(e);
-		for (j = 0; j < e->ntags; j++) {
-			if (l[j].tag == t && l[j].pos == k) {
-				ids[n++] = s;
-				break;
-			}
+		j = hint[k];  /* the member's link (tag_compact) */
+		if (j < e->ntags && l[j].tag == t && l[j].pos == k) {
+			ids[n++] = s;
 		}
 	}
 	removed = clean_tag_finish(m, t, ids, n, crash, g);
@@ -682,6 +686,7 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	tc_ref t, a;
 	const tc_tag *T;
 	const uint32_t *arr;
+	const uint16_t *hint;
 	uint32_t count, cap, k, n = 0, sz;
 
 	p->ids = NULL;
@@ -704,10 +709,11 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	}
 	a = __atomic_load_n(&T->arr, __ATOMIC_RELAXED);
 	sz = blk_size_nolock(m, a, TC_B_TARR, 1);
-	if (!sz || (uint64_t)sz * TC_UNIT < sizeof(tc_blk) + (uint64_t)cap * 4) {
+	if (!sz || (uint64_t)sz * TC_UNIT < TC_TARR_BYTES(cap)) {
 		return 0;
 	}
 	arr = TC_TARR(TC_BLK(m, a));
+	hint = TC_THINT(TC_BLK(m, a), cap);
 	p->ids = malloc((size_t)count * 3 * sizeof(uint32_t));
 	if (!p->ids) {
 		return 0;
@@ -743,14 +749,13 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 			goto stale;
 		}
 		l = TC_LINKS(e);
-		for (j = 0; j < nt; j++) {
-			if (__atomic_load_n(&l[j].tag, __ATOMIC_RELAXED) == t && __atomic_load_n(&l[j].pos, __ATOMIC_RELAXED) == k) {
-				p->ids[n] = s;
-				p->pos[n] = k;
-				p->link[n] = j;
-				n++;
-				break;
-			}
+		j = __atomic_load_n(&hint[k], __ATOMIC_RELAXED);  /* the member's link */
+		if (j < nt && __atomic_load_n(&l[j].tag, __ATOMIC_RELAXED) == t
+		    && __atomic_load_n(&l[j].pos, __ATOMIC_RELAXED) == k) {
+			p->ids[n] = s;
+			p->pos[n] = k;
+			p->link[n] = j;
+			n++;
 		}
 	}
 	p->count = count;
