@@ -478,16 +478,28 @@ void tc_remove_one(tc_shm_map *m, uint32_t id)
  * for at most one removal, and only if its key is in that stripe. The
  * crash point is inside the first window. skip is a tag whose links are
  * left alone (0: none; tc_clean_tag's tag): how many there were is added
- * to *skipped; the number of entries removed is returned. */
+ * to *skipped; the number of entries removed is returned. checked: the
+ * caller checked each slot's entry just before, under this lock (a
+ * one-tag clean's member test): an empty slot is one this list named
+ * twice, already removed; otherwise each is checked here. */
 static size_t remove_windowed(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash,
-                              tc_ref skip, uint32_t *skipped, tc_gone *g)
+                              tc_ref skip, uint32_t *skipped, tc_gone *g, int checked)
 {
 	size_t i, removed = 0;
 
 	for (i = 0; i < n && !m->tainted; i++) {
 		uint64_t *q;
-		const tc_entry *e = tc_slot_entry_chk(m, ids[i]);
+		const tc_entry *e;
 
+		if (checked) {
+			/* removing one entry changes no other entry's block (a
+			 * free coalesces free neighbours only) */
+			tc_ref r = m->slots[ids[i] - 1].blk;
+
+			e = r ? TC_ENTRY(TC_BLK(m, r)) : NULL;
+		} else {
+			e = tc_slot_entry_chk(m, ids[i]);
+		}
 		if (!e) {
 			continue;
 		}
@@ -510,26 +522,26 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 {
 	uint32_t none = 0;
 
-	(void)remove_windowed(m, ids, n, crash, 0, &none, NULL);
+	(void)remove_windowed(m, ids, n, crash, 0, &none, NULL, 0);
 }
 
 void tc_remove_list_gone(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash, tc_gone *g)
 {
 	uint32_t none = 0;
 
-	(void)remove_windowed(m, ids, n, crash, 0, &none, g);
+	(void)remove_windowed(m, ids, n, crash, 0, &none, g, 0);
 }
 
 
 /* The removals of a one-tag clean: ids are the slots whose entries carry
- * t (each checked); t's record is left alone under the walk, then dropped
+ * t (each checked just before, under this lock); t's record is left alone under the walk, then dropped
  * once, when the links skipped are its live count (else the segment is
  * marked for repair). */
 static size_t clean_tag_finish(tc_shm_map *m, tc_ref t, const uint32_t *ids, uint32_t n, const char *crash,
                                tc_gone *g)
 {
 	uint32_t skipped = 0;
-	size_t removed = remove_windowed(m, ids, n, crash, t, &skipped, g);
+	size_t removed = remove_windowed(m, ids, n, crash, t, &skipped, g, 1);
 
 	if (!m->tainted) {
 		/* every member that held is gone: so is the tag */
