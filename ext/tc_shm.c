@@ -23,6 +23,18 @@
 #include "tc_shm_defs.h"
 #include "tc_lease.h"
 
+/* A profiling build's hook (-DTC_SHM_LOCK_PROFILE, never the default):
+ * callgrind collects only while this process holds the write lock, with
+ * --collect-atstart=no (TECHNOTES "Where the time goes"). */
+#ifdef TC_SHM_LOCK_PROFILE
+#include <valgrind/callgrind.h>
+#define LOCK_PROF_HELD() CALLGRIND_TOGGLE_COLLECT
+#define LOCK_PROF_FREE() CALLGRIND_TOGGLE_COLLECT
+#else
+#define LOCK_PROF_HELD() ((void)0)
+#define LOCK_PROF_FREE() ((void)0)
+#endif
+
 /* ---------------------------------------------------------------- lock */
 
 /* The file's size against the mapping's (tc_shm_fresh: one fstat), once
@@ -59,10 +71,12 @@ static int wlock_(tc_shm *s, char *err, int wait)
 		 * next request is here. Release it; the next holder repairs. */
 		m->hdr->needs_repair = 1;
 		m->held = 0;
+		LOCK_PROF_FREE();
 		pthread_mutex_unlock(&m->hdr->lock);
 	}
 	r = tc_robust_lock(&m->hdr->lock, t, wait, &owner_died, m->path, err, TC_ERRBUF);
 	if (r == 0 && owner_died) {
+		LOCK_PROF_HELD();
 		m->held = 1;
 		m->hdr->lock_recoveries++;
 		tc_shm_repair(m, "a process died while holding the write lock");
@@ -73,6 +87,7 @@ static int wlock_(tc_shm *s, char *err, int wait)
 	if (r != 0) {
 		return TC_ERR;
 	}
+	LOCK_PROF_HELD();
 	m->held = 1;
 	if (m->hdr->needs_repair || m->tainted) {
 		tc_shm_repair(m, m->tainted ? "inconsistent structure found"
@@ -105,6 +120,7 @@ static void wunlock(tc_shm_map *m)
 		tc_shm_repair(m, "inconsistent structure found");
 	}
 	m->held = 0;
+	LOCK_PROF_FREE();
 	pthread_mutex_unlock(&m->hdr->lock);
 }
 
@@ -357,6 +373,38 @@ static void drop_unused_tags(tc_shm_map *m, const tc_str *tags, const uint32_t *
 	}
 }
 
+/* Under the lock: 1 when the entry in slot `old` carries the tags whose
+ * names (as a block holds them) are names[0..tnlen), in that order, and
+ * each of its links is sound (a tag record whose member at the link's
+ * position is that slot): then an entry saved into that slot with those
+ * tags takes its links over as they are, and every member goes on holding
+ * at the same position, through the same link index (what a clean's
+ * selection made without the lock checks again: tc_clean_tag_use), with
+ * no live count, member or stamp to change. */
+static int same_tags(tc_shm_map *m, uint32_t old, const unsigned char *names, uint64_t tnlen, size_t ntags)
+{
+	const tc_entry *oe = tc_slot_entry(m, old);  /* tc_find checked it */
+	const tc_link *ol = TC_LINKS(oe);
+	size_t j;
+
+	if (oe->ntags != ntags || oe->tnlen != tnlen || memcmp(TC_NAMES(oe), names, tnlen) != 0) {
+		return 0;
+	}
+	for (j = 0; j < ntags; j++) {
+		const tc_ref t = ol[j].tag;
+		const tc_tag *T;
+
+		if (!tc_tag_ok(m, t)) {
+			return 0;  /* the usual way, which finds it damaged */
+		}
+		T = TC_TAGREC(TC_BLK(m, t));
+		if (ol[j].pos >= T->count || TC_TARR(TC_BLK(m, T->arr))[ol[j].pos] != old) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags,
                     int64_t expire, char *err)
 {
@@ -373,7 +421,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_entry *e;
 	int64_t now = tc_now();
 	size_t i;
-	int tries, rc = TC_ERR;
+	int tries, rc = TC_ERR, pre = 0, same = 0;
+	tc_tags_pre tp;
 
 	need = tc_entry_bytes(ntags, id.len, data.len, tnlen);
 	/* An entry that cannot fit even in an empty heap fails before
@@ -412,11 +461,28 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_names_put(names, tags, ntags);
 	body = tc_entry_body_hash((const unsigned char *)id.p, (uint32_t)id.len, (const unsigned char *)data.p,
 	                          (uint32_t)data.len, names, (uint32_t)tnlen, (uint32_t)ntags);
+	/* The tag records too, by a reader's rules: used under the lock if no
+	 * record came or went meanwhile (tc_tag_pre_holds), else looked up
+	 * again there. */
+	if (ntags && fresh(m, tc_now_coarse(), NULL) == TC_OK) {
+		pre = tc_tag_pre(m, tags, th, ntags, trefs, &tp) ? 1 : -1;
+		if (pre > 0) {
+			tc_crash_point("save_preselected");
+		}
+	}
 	if (wlock(s, err) != TC_OK) {
 		goto out;
 	}
 	H = m->hdr;  /* after wlock(), which may have attached it again */
 	tc_crash_point("save_locked");
+	if (pre > 0 && !tc_tag_pre_holds(m, &tp)) {
+		pre = -1;
+	}
+	if (pre > 0) {
+		H->tpre_kept++;
+	} else if (pre < 0) {
+		H->tpre_redone++;
+	}
 	r = tc_alloc_room(m, units, TC_B_ENTRY, now);
 	if (!r) {
 		goto full;
@@ -450,18 +516,31 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		if (!old && !H->free_slot) {
 			ok = 0;
 		}
-		for (i = 0; ok && i < ntags; i++) {
+		/* the same tags as the entry it replaces: its links are taken
+		 * over, no tag record is touched */
+		same = old && ntags && same_tags(m, old, names, tnlen, ntags);
+		for (i = 0; ok && !same && i < ntags; i++) {
 			const unsigned char *p = (const unsigned char *)tags[i].p;
 
-			trefs[i] = tc_tag_get(m, p, (uint32_t)tags[i].len, th[i]);
+			if (pre > 0 && tries == 0 && trefs[i]) {
+				/* the record found without the lock, still the same one
+				 * (tc_tag_pre_holds): checked as tc_tag_find checks */
+				if (!tc_tag_ok(m, trefs[i])) {
+					m->tainted = 1;
+					break;
+				}
+			} else {
+				/* a tag that had none, or a lookup that does not hold */
+				trefs[i] = tc_tag_get(m, p, (uint32_t)tags[i].len, th[i]);
+			}
 			if (!trefs[i]) {
 				ok = 0;
 				want = (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + tags[i].len + TC_UNIT - 1) / TC_UNIT);
-			} else if (tc_tag_reserve(m, trefs[i]) != 0) {
+			} else if (tc_tag_reserve_inl(m, trefs[i]) != 0) {
 				uint64_t cap = TC_TAGREC(TC_BLK(m, trefs[i]))->cap;
 
 				ok = 0;
-				want = (uint32_t)((sizeof(tc_blk) + (cap ? cap * 2 : 4) * 4 + TC_UNIT - 1) / TC_UNIT);
+				want = (uint32_t)((TC_TARR_BYTES(cap ? cap * 2 : 4) + TC_UNIT - 1) / TC_UNIT);
 			}
 		}
 		if (m->tainted) {
@@ -507,10 +586,17 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	tc_crash_point("save_publishing");
 	/* Link the new entry before unlinking the old one, so that a tag both
 	 * carry never drops to zero members (which would free its record). */
-	for (i = 0; i < ntags; i++) {
-		tc_tag_link(m, trefs[i], slot, &TC_LINKS(e)[i]);
+	if (same) {
+		memcpy(TC_LINKS(e), TC_LINKS(TC_ENTRY(TC_BLK(m, oref))), ntags * sizeof(tc_link));
+	} else if (ntags) {
+		const uint64_t gen = ++H->tgen;  /* one stamp for its tags */
+		tc_link *const nl = TC_LINKS(e);
+
+		for (i = 0; i < ntags; i++) {
+			tc_tag_link_inl(m, trefs[i], slot, &nl[i], (uint32_t)i, gen);
+		}
 	}
-	if (oref) {
+	if (oref && !same) {
 		tc_entry *oe = TC_ENTRY(TC_BLK(m, oref));
 		tc_link *ol = TC_LINKS(oe);
 		unsigned char *const heap = m->heap;
@@ -520,6 +606,8 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		for (j = 0; j < on; j++) {
 			tc_tag_release_inl(m, heap, hu, ol[j].tag);
 		}
+	}
+	if (oref) {
 		tc_free_blk(m, oref);
 	}
 	tc_seq_end(sq);
@@ -926,6 +1014,8 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "lock_recoveries", (int64_t)H->lock_recoveries);
 	emit(ctx, "cleans_preselected", (int64_t)H->pre_kept);
 	emit(ctx, "cleans_reselected", (int64_t)H->pre_redone);
+	emit(ctx, "saves_tags_preselected", (int64_t)H->tpre_kept);
+	emit(ctx, "saves_tags_reselected", (int64_t)H->tpre_redone);
 }
 
 static int shm_verify(void *st, tc_emit_fn emit, void *ctx)

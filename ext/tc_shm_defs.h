@@ -28,9 +28,13 @@
 #include "tc_util.h"
 
 #define TC_SHM_MAGIC   "TAGCACH1"
-#define TC_SHM_LAYOUT  3u  /* 2: tag members removed lazily (tc_tag.live);
+#define TC_SHM_LAYOUT  4u  /* 2: tag members removed lazily (tc_tag.live);
                               3: the checksum mixes the version in after
-                              hashing the bytes (tc_entry_check_of) */
+                              hashing the bytes (tc_entry_check_of);
+                              4: tagset, which a save's tag lookup made
+                              without the lock relies on (tc_tag_pre); a
+                              member array holds each member's link index
+                              (TC_THINT) */
 #define TC_SHM_READY   0x52454459u  /* "REDY", written last at creation */
 #define TC_UNIT        16u
 #define TC_NCLASSES    96           /* allocator free lists */
@@ -133,6 +137,9 @@ typedef struct {
 	uint64_t version;
 	uint64_t tgen;          /* the last tag stamp given (tc_tag.gen); never
 	                           reset but with the file */
+	uint64_t tagset;        /* bumped (release) after every change to the
+	                           set of tag records: one created or dropped,
+	                           the index reset (tc_tag_pre) */
 	uint32_t free_slot;     /* slot + 1 */
 	uint32_t entries, tags, clock;
 	uint64_t bytes_used;
@@ -140,6 +147,7 @@ typedef struct {
 	uint64_t writes, evictions, expirations, lock_recoveries;
 	uint64_t pre_kept, pre_redone;  /* cleans whose selection made without
 	                                   the lock held, or had to be made again */
+	uint64_t tpre_kept, tpre_redone;  /* the same for saves' tag lookups */
 	tc_ref free_heads[TC_NCLASSES];
 	char pad3[64];
 	tc_stripe stripes[TC_NSTRIPES];
@@ -215,6 +223,11 @@ static inline uint64_t *tc_sseq(tc_shm_hdr *H, uint32_t bucket)
 #define TC_TAGREC(b)   ((tc_tag *)TC_PAYLOAD(b))
 #define TC_TAGNAME(t)  ((unsigned char *)(t) + sizeof(tc_tag))
 #define TC_TARR(b)     ((uint32_t *)TC_PAYLOAD(b))
+/* After a member array's cap slot ids, cap u16: member k's link index in
+ * its entry (layout 4), so that the member test reads that one link. */
+#define TC_THINT(b, cap) ((uint16_t *)(TC_TARR(b) + (cap)))
+/* The bytes of a member array block of cap members, header included. */
+#define TC_TARR_BYTES(cap) (sizeof(tc_blk) + (uint64_t)(cap) * (sizeof(uint32_t) + sizeof(uint16_t)))
 
 /* tc_shm_seg.c */
 int tc_shm_attach(const tc_shm_config *cfg, tc_shm_map **out, char *err);
@@ -293,11 +306,74 @@ tc_entry *tc_slot_entry(tc_shm_map *m, uint32_t id);
 /* For slot ids read from the segment: the entry, or NULL (and the segment
  * marked for repair) when the slot does not hold one. */
 tc_entry *tc_slot_entry_chk(tc_shm_map *m, uint32_t id);
-int tc_tag_ok(const tc_shm_map *m, tc_ref t);
+/* A tag record and its member array, checked against the heap's bounds
+ * (inline: a save checks each of its tags). */
+static inline int tc_tag_ok(const tc_shm_map *m, tc_ref t)
+{
+	const tc_blk *b = tc_blk_at(m, t, TC_B_TAG, 2), *ab;
+	const tc_tag *T;
+
+	if (!b) {
+		return 0;
+	}
+	T = TC_TAGREC(b);
+	if (sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)T->nlen > (uint64_t)b->size * TC_UNIT
+	    || T->count > T->cap || T->live > T->count) {
+		return 0;
+	}
+	if (!T->cap) {
+		return 1;
+	}
+	ab = tc_blk_at(m, T->arr, TC_B_TARR, 0);
+	return ab && (uint64_t)ab->size * TC_UNIT >= TC_TARR_BYTES(T->cap);
+}
 tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
 tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h);
+/* A save's tag lookup made without the lock (tc_tag_pre), and what it
+ * was made against: used under the lock only if the mapping, the
+ * whole-index sequence and the tagset are the same (tc_tag_pre_holds). */
+typedef struct {
+	uint64_t attach, seq, tagset;
+} tc_tags_pre;
+/* Without the lock, a reader's rules: refs[i] the record of tags[i] (hash
+ * th[i]), 0 for a name with none; 1 when made, 0 when it could not be (an
+ * odd sequence, a writer in the middle). */
+int tc_tag_pre(tc_shm_map *m, const tc_str *tags, const uint32_t *th, size_t n, tc_ref *refs, tc_tags_pre *p);
+/* Under the lock: no tag record came or went since tc_tag_pre read *p,
+ * so its refs name the same records, and its 0s names with none. */
+static inline int tc_tag_pre_holds(const tc_shm_map *m, const tc_tags_pre *p)
+{
+	return p->attach == m->attach && p->seq == __atomic_load_n(&m->hdr->seq, __ATOMIC_RELAXED)
+	       && p->tagset == m->hdr->tagset;
+}
 int tc_tag_reserve(tc_shm_map *m, tc_ref t);
-void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l);
+/* tc_tag_reserve() with the usual case inline: room in the array. */
+static inline int tc_tag_reserve_inl(tc_shm_map *m, tc_ref t)
+{
+	const tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+
+	return T->count < T->cap ? 0 : tc_tag_reserve(m, t);
+}
+/* Links tag t's new member (room reserved) to link l, link index j of the
+ * entry in slot. */
+void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l, uint32_t j);
+/* tc_tag_link() inline, for a save's links (room reserved): the stamp
+ * `gen` is one fresh value of hdr->tgen for all of them (fresh for each
+ * of its tags all the same: tgen only grows). */
+static inline void tc_tag_link_inl(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l, uint32_t j, uint64_t gen)
+{
+	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
+	tc_blk *ab = TC_BLK(m, T->arr);
+	uint32_t k = T->count;
+
+	TC_TARR(ab)[k] = slot;
+	TC_THINT(ab, T->cap)[k] = (uint16_t)j;
+	l->tag = t;
+	l->pos = k;
+	T->count = k + 1;
+	T->live++;
+	__atomic_store_n(&T->gen, gen, __ATOMIC_RELEASE);
+}
 /* The slot of member k of tag t if it still holds, else 0. */
 uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k);
 uint32_t tc_tag_member_sel(const tc_shm_map *m, tc_ref t, uint32_t k);

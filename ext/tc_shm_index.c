@@ -109,27 +109,6 @@ tc_entry *tc_slot_entry_chk(tc_shm_map *m, uint32_t id)
 	return tc_slot_entry(m, id);
 }
 
-/* A tag record and its member array, checked against the heap's bounds. */
-int tc_tag_ok(const tc_shm_map *m, tc_ref t)
-{
-	const tc_blk *b = tc_blk_at(m, t, TC_B_TAG, 2), *ab;
-	const tc_tag *T;
-
-	if (!b) {
-		return 0;
-	}
-	T = TC_TAGREC(b);
-	if (sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)T->nlen > (uint64_t)b->size * TC_UNIT
-	    || T->count > T->cap || T->live > T->count) {
-		return 0;
-	}
-	if (!T->cap) {
-		return 1;
-	}
-	ab = tc_blk_at(m, T->arr, TC_B_TARR, 0);
-	return ab && (uint64_t)ab->size * TC_UNIT >= sizeof(tc_blk) + (uint64_t)T->cap * 4;
-}
-
 /* A change to tag T that can add a holding member or move one: a new
  * stamp, stored after the change (tc_clean_pre's check). */
 static inline void tag_stamp(tc_shm_map *m, tc_tag *T)
@@ -158,16 +137,22 @@ tc_ref tc_tag_find(tc_shm_map *m, const unsigned char *name, uint32_t len, uint3
 	return 0;
 }
 
-/* Find or create (with no member yet). 0 when the heap has no room. */
-tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+/* A change to the set of tag records (one created or dropped; the index
+ * reset by clean('all') and repair): a new tagset, stored with release
+ * after the change, so that a save's lookup made without the lock
+ * (tc_tag_pre) is used under it only if no record came or went since. */
+static inline void tagset_bump(tc_shm_map *m)
 {
-	tc_ref t = tc_tag_find(m, name, len, h);
+	__atomic_store_n(&m->hdr->tagset, m->hdr->tagset + 1, __ATOMIC_RELEASE);
+}
+
+/* A new tag record, with no member yet, for a name that has none
+ * (tc_tag_find said so). 0 when the heap has no room. */
+static tc_ref tag_new(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + len + TC_UNIT - 1) / TC_UNIT), TC_B_TAG);
 	tc_tag *T;
 
-	if (t || m->tainted) {
-		return t;
-	}
-	t = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + sizeof(tc_tag) + len + TC_UNIT - 1) / TC_UNIT), TC_B_TAG);
 	if (!t) {
 		return 0;
 	}
@@ -182,9 +167,21 @@ tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32
 	tag_stamp(m, T);
 	memcpy(TC_TAGNAME(T), name, len);
 	T->next = m->tagbuckets[h & m->tbmask];
-	m->tagbuckets[h & m->tbmask] = t;
+	__atomic_store_n(&m->tagbuckets[h & m->tbmask], t, __ATOMIC_RELEASE);
 	m->hdr->tags++;
+	tagset_bump(m);
 	return t;
+}
+
+/* Find or create (with no member yet). 0 when the heap has no room. */
+tc_ref tc_tag_get(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = tc_tag_find(m, name, len, h);
+
+	if (t || m->tainted) {
+		return t;
+	}
+	return tag_new(m, name, len, h);
 }
 
 /* The link of the entry in slot s that names member k of tag t, or NULL:
@@ -257,18 +254,55 @@ uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k)
 
 /* Drops the members that no longer hold, keeping the order of the rest
  * (their links follow them). The live count must come out as recorded;
- * if not, the segment is marked for repair. */
+ * if not, the segment is marked for repair. The member test is
+ * member_link()'s, inline, on local copies of m's fields (the stores to
+ * the segment would make the compiler reload them: a save's largest cost
+ * under the lock after its tag lookups, issue 15), and reads only the
+ * link the member's index names (TC_THINT): a member that holds has its
+ * own link's index there (written with it, moved with it), and one that
+ * does not hold fails at every link. */
 static void tag_compact(tc_shm_map *m, tc_ref t)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
-	uint32_t *arr = TC_TARR(TC_BLK(m, T->arr)), k, n = 0;
+	uint32_t *const arr = TC_TARR(TC_BLK(m, T->arr));
+	uint16_t *const hint = TC_THINT(TC_BLK(m, T->arr), T->cap);
+	const uint32_t count = T->count, ns = m->nslots, hu = m->heap_units;
+	const tc_slot *const slots = m->slots;
+	unsigned char *const heap = m->heap;
+	uint32_t k, n = 0;
 
-	for (k = 0; k < T->count; k++) {
-		tc_link *l = member_link(m, t, k, arr[k]);
+	for (k = 0; k < count; k++) {
+		const uint32_t s = arr[k];
+		const tc_blk *b;
+		tc_entry *e;
+		tc_link *l;
+		uint32_t j, nt, bs;
+		tc_ref r;
 
-		if (l) {
-			l->pos = n;
-			arr[n++] = arr[k];
+		if (s < 1 || s > ns) {
+			continue;
+		}
+		r = slots[s - 1].blk;
+		/* tc_entry_sane(), on the copies */
+		if (r < 1 || r >= hu - 1) {
+			continue;
+		}
+		b = (const tc_blk *)(heap + (size_t)r * TC_UNIT);
+		bs = b->size;
+		if (b->type != TC_B_ENTRY || bs < 4 || bs > hu - 1 - r) {
+			continue;
+		}
+		e = TC_ENTRY(b);
+		nt = e->ntags;
+		if (tc_entry_bytes(nt, e->klen, e->vlen, e->tnlen) > (uint64_t)bs * TC_UNIT) {
+			continue;
+		}
+		l = TC_LINKS(e);
+		j = hint[k];
+		if (j < nt && l[j].tag == t && l[j].pos == k) {
+			l[j].pos = n;
+			arr[n] = s;
+			hint[n++] = (uint16_t)j;
 		}
 	}
 	T->count = n;
@@ -283,8 +317,7 @@ static void tag_compact(tc_shm_map *m, tc_ref t)
 static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
 {
 	tc_tag *T;
-	tc_ref a = tc_alloc(m, (uint32_t)((sizeof(tc_blk) + (uint64_t)cap * 4 + TC_UNIT - 1) / TC_UNIT),
-	                    TC_B_TARR);
+	tc_ref a = tc_alloc(m, (uint32_t)((TC_TARR_BYTES(cap) + TC_UNIT - 1) / TC_UNIT), TC_B_TARR);
 
 	if (!a) {
 		return -1;
@@ -292,6 +325,7 @@ static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
 	T = TC_TAGREC(TC_BLK(m, t));
 	if (T->arr) {
 		memcpy(TC_TARR(TC_BLK(m, a)), TC_TARR(TC_BLK(m, T->arr)), (size_t)T->count * 4);
+		memcpy(TC_THINT(TC_BLK(m, a), cap), TC_THINT(TC_BLK(m, T->arr), T->cap), (size_t)T->count * 2);
 		tc_free_blk(m, T->arr);
 	}
 	T->arr = a;
@@ -318,11 +352,12 @@ int tc_tag_reserve(tc_shm_map *m, tc_ref t)
 	return tag_realloc(m, t, T->cap ? T->cap * 2 : 4);
 }
 
-void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l)
+void tc_tag_link(tc_shm_map *m, tc_ref t, uint32_t slot, tc_link *l, uint32_t j)
 {
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 
 	TC_TARR(TC_BLK(m, T->arr))[T->count] = slot;
+	TC_THINT(TC_BLK(m, T->arr), T->cap)[T->count] = (uint16_t)j;
 	l->tag = t;
 	l->pos = T->count;
 	T->count++;
@@ -347,6 +382,7 @@ void tc_tag_drop(tc_shm_map *m, tc_ref t)
 	}
 	tc_free_blk(m, t);
 	m->hdr->tags--;
+	tagset_bump(m);
 }
 
 /* An entry that carried tag t is gone (its slot no longer names it): one
@@ -442,16 +478,28 @@ void tc_remove_one(tc_shm_map *m, uint32_t id)
  * for at most one removal, and only if its key is in that stripe. The
  * crash point is inside the first window. skip is a tag whose links are
  * left alone (0: none; tc_clean_tag's tag): how many there were is added
- * to *skipped; the number of entries removed is returned. */
+ * to *skipped; the number of entries removed is returned. checked: the
+ * caller checked each slot's entry just before, under this lock (a
+ * one-tag clean's member test): an empty slot is one this list named
+ * twice, already removed; otherwise each is checked here. */
 static size_t remove_windowed(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash,
-                              tc_ref skip, uint32_t *skipped, tc_gone *g)
+                              tc_ref skip, uint32_t *skipped, tc_gone *g, int checked)
 {
 	size_t i, removed = 0;
 
 	for (i = 0; i < n && !m->tainted; i++) {
 		uint64_t *q;
-		const tc_entry *e = tc_slot_entry_chk(m, ids[i]);
+		const tc_entry *e;
 
+		if (checked) {
+			/* removing one entry changes no other entry's block (a
+			 * free coalesces free neighbours only) */
+			tc_ref r = m->slots[ids[i] - 1].blk;
+
+			e = r ? TC_ENTRY(TC_BLK(m, r)) : NULL;
+		} else {
+			e = tc_slot_entry_chk(m, ids[i]);
+		}
 		if (!e) {
 			continue;
 		}
@@ -474,26 +522,26 @@ void tc_remove_list(tc_shm_map *m, const uint32_t *ids, size_t n, const char *cr
 {
 	uint32_t none = 0;
 
-	(void)remove_windowed(m, ids, n, crash, 0, &none, NULL);
+	(void)remove_windowed(m, ids, n, crash, 0, &none, NULL, 0);
 }
 
 void tc_remove_list_gone(tc_shm_map *m, const uint32_t *ids, size_t n, const char *crash, tc_gone *g)
 {
 	uint32_t none = 0;
 
-	(void)remove_windowed(m, ids, n, crash, 0, &none, g);
+	(void)remove_windowed(m, ids, n, crash, 0, &none, g, 0);
 }
 
 
 /* The removals of a one-tag clean: ids are the slots whose entries carry
- * t (each checked); t's record is left alone under the walk, then dropped
+ * t (each checked just before, under this lock); t's record is left alone under the walk, then dropped
  * once, when the links skipped are its live count (else the segment is
  * marked for repair). */
 static size_t clean_tag_finish(tc_shm_map *m, tc_ref t, const uint32_t *ids, uint32_t n, const char *crash,
                                tc_gone *g)
 {
 	uint32_t skipped = 0;
-	size_t removed = remove_windowed(m, ids, n, crash, t, &skipped, g);
+	size_t removed = remove_windowed(m, ids, n, crash, t, &skipped, g, 1);
 
 	if (!m->tainted) {
 		/* every member that held is gone: so is the tag */
@@ -519,6 +567,7 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, tc_gone *g, int 
 	tc_tag *T = TC_TAGREC(TC_BLK(m, t));
 	uint32_t count = T->count, k, n = 0;
 	const uint32_t *arr;
+	const uint16_t *hint;
 	uint32_t *ids;
 	size_t removed;
 
@@ -532,6 +581,7 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, tc_gone *g, int 
 		return 0;
 	}
 	arr = TC_TARR(TC_BLK(m, T->arr));
+	hint = TC_THINT(TC_BLK(m, T->arr), T->cap);
 	for (k = 0; k < count; k++) {
 		uint32_t s = arr[k], j;
 		const tc_entry *e;
@@ -552,11 +602,9 @@ size_t tc_clean_tag(tc_shm_map *m, tc_ref t, const char *crash, tc_gone *g, int 
 		}
 		e = TC_ENTRY(TC_BLK(m, r));
 		l = TC_LINKS(e);
-		for (j = 0; j < e->ntags; j++) {
-			if (l[j].tag == t && l[j].pos == k) {
-				ids[n++] = s;
-				break;
-			}
+		j = hint[k];  /* the member's link (tag_compact) */
+		if (j < e->ntags && l[j].tag == t && l[j].pos == k) {
+			ids[n++] = s;
 		}
 	}
 	removed = clean_tag_finish(m, t, ids, n, crash, g);
@@ -591,6 +639,58 @@ static uint32_t blk_size_nolock(const tc_shm_map *m, tc_ref r, uint16_t type, ui
 	return sz;
 }
 
+#define TAG_UNSURE ((tc_ref)-1)
+
+/* Without the lock: the record of tag `name` (hash h) by a reader's
+ * rules, 0 when there is none, TAG_UNSURE when what it met made no sense
+ * (a writer in the middle, a chain longer than 64). */
+static tc_ref tag_find_nolock(const tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h)
+{
+	tc_ref t = __atomic_load_n(&m->tagbuckets[h & m->tbmask], __ATOMIC_ACQUIRE);
+	uint32_t steps = 0, sz;
+
+	for (;;) {
+		const tc_tag *T;
+
+		if (!t) {
+			return 0;
+		}
+		if (++steps > 64) {
+			return TAG_UNSURE;
+		}
+		sz = blk_size_nolock(m, t, TC_B_TAG, (sizeof(tc_blk) + sizeof(tc_tag) + TC_UNIT - 1) / TC_UNIT);
+		if (!sz) {
+			return TAG_UNSURE;
+		}
+		T = TC_TAGREC(TC_BLK(m, t));
+		if (__atomic_load_n(&T->hash, __ATOMIC_RELAXED) == h && __atomic_load_n(&T->nlen, __ATOMIC_RELAXED) == len
+		    && sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)len <= (uint64_t)sz * TC_UNIT
+		    && memcmp(TC_TAGNAME(T), name, len) == 0) {
+			return t;
+		}
+		t = __atomic_load_n(&T->next, __ATOMIC_RELAXED);
+	}
+}
+
+int tc_tag_pre(tc_shm_map *m, const tc_str *tags, const uint32_t *th, size_t n, tc_ref *refs, tc_tags_pre *p)
+{
+	size_t i;
+
+	p->attach = m->attach;
+	p->seq = __atomic_load_n(&m->hdr->seq, __ATOMIC_ACQUIRE);
+	p->tagset = __atomic_load_n(&m->hdr->tagset, __ATOMIC_ACQUIRE);
+	if (p->seq & 1) {
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		refs[i] = tag_find_nolock(m, (const unsigned char *)tags[i].p, (uint32_t)tags[i].len, th[i]);
+		if (refs[i] == TAG_UNSURE) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uint32_t h, tc_clean_pre *p)
 {
 	tc_shm_hdr *H = m->hdr;
@@ -598,7 +698,8 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	tc_ref t, a;
 	const tc_tag *T;
 	const uint32_t *arr;
-	uint32_t count, cap, k, n = 0, steps = 0, sz;
+	const uint16_t *hint;
+	uint32_t count, cap, k, n = 0, sz;
 
 	p->ids = NULL;
 	p->attach = m->attach;
@@ -606,23 +707,11 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	if (p->seq & 1) {
 		return 0;
 	}
-	t = __atomic_load_n(&m->tagbuckets[h & m->tbmask], __ATOMIC_ACQUIRE);
-	for (;;) {
-		if (!t || ++steps > 64) {
-			return 0;
-		}
-		sz = blk_size_nolock(m, t, TC_B_TAG, (sizeof(tc_blk) + sizeof(tc_tag) + TC_UNIT - 1) / TC_UNIT);
-		if (!sz) {
-			return 0;
-		}
-		T = TC_TAGREC(TC_BLK(m, t));
-		if (__atomic_load_n(&T->hash, __ATOMIC_RELAXED) == h && __atomic_load_n(&T->nlen, __ATOMIC_RELAXED) == len
-		    && sizeof(tc_blk) + sizeof(tc_tag) + (uint64_t)len <= (uint64_t)sz * TC_UNIT
-		    && memcmp(TC_TAGNAME(T), name, len) == 0) {
-			break;
-		}
-		t = __atomic_load_n(&T->next, __ATOMIC_RELAXED);
+	t = tag_find_nolock(m, name, len, h);
+	if (!t || t == TAG_UNSURE) {
+		return 0;
 	}
+	T = TC_TAGREC(TC_BLK(m, t));
 	p->t = t;
 	p->gen = __atomic_load_n(&T->gen, __ATOMIC_ACQUIRE);
 	count = __atomic_load_n(&T->count, __ATOMIC_RELAXED);
@@ -632,10 +721,11 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	}
 	a = __atomic_load_n(&T->arr, __ATOMIC_RELAXED);
 	sz = blk_size_nolock(m, a, TC_B_TARR, 1);
-	if (!sz || (uint64_t)sz * TC_UNIT < sizeof(tc_blk) + (uint64_t)cap * 4) {
+	if (!sz || (uint64_t)sz * TC_UNIT < TC_TARR_BYTES(cap)) {
 		return 0;
 	}
 	arr = TC_TARR(TC_BLK(m, a));
+	hint = TC_THINT(TC_BLK(m, a), cap);
 	p->ids = malloc((size_t)count * 3 * sizeof(uint32_t));
 	if (!p->ids) {
 		return 0;
@@ -671,14 +761,13 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 			goto stale;
 		}
 		l = TC_LINKS(e);
-		for (j = 0; j < nt; j++) {
-			if (__atomic_load_n(&l[j].tag, __ATOMIC_RELAXED) == t && __atomic_load_n(&l[j].pos, __ATOMIC_RELAXED) == k) {
-				p->ids[n] = s;
-				p->pos[n] = k;
-				p->link[n] = j;
-				n++;
-				break;
-			}
+		j = __atomic_load_n(&hint[k], __ATOMIC_RELAXED);  /* the member's link */
+		if (j < nt && __atomic_load_n(&l[j].tag, __ATOMIC_RELAXED) == t
+		    && __atomic_load_n(&l[j].pos, __ATOMIC_RELAXED) == k) {
+			p->ids[n] = s;
+			p->pos[n] = k;
+			p->link[n] = j;
+			n++;
 		}
 	}
 	p->count = count;

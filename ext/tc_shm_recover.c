@@ -97,7 +97,7 @@ static int reindex(tc_shm_map *m, tc_ref r)
 	TC_BLK(m, r)->aux = slot;
 	e->hash = h;
 	for (j = 0; j < e->ntags; j++) {
-		tc_tag_link(m, trefs[j], slot, &TC_LINKS(e)[j]);
+		tc_tag_link(m, trefs[j], slot, &TC_LINKS(e)[j], j);
 	}
 	H->entries++;
 	if (e->expire < H->min_expire) {
@@ -368,6 +368,8 @@ slots:
 					} else if (l[j].pos >= T->count || !T->arr
 					           || TC_TARR(TC_BLK(m, T->arr))[l[j].pos] != i) {
 						tc_report_add(&R, "slot %u: tag link %u is not in the tag's members", i, j);
+					} else if (TC_THINT(TC_BLK(m, T->arr), T->cap)[l[j].pos] != j) {
+						tc_report_add(&R, "slot %u: tag link %u's member names another link", i, j);
 					}
 				}
 				w += 2 + n;

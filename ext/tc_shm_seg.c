@@ -107,6 +107,7 @@ void tc_shm_index_reset(tc_shm_map *m)
 	h->entries = 0;
 	h->tags = 0;
 	h->clock = 0;
+	__atomic_store_n(&h->tagset, h->tagset + 1, __ATOMIC_RELEASE);  /* tc_tag_pre */
 }
 
 void tc_shm_format(tc_shm_map *m)

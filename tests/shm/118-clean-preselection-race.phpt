@@ -88,9 +88,10 @@ round_('tag recreated', $c, $P, $base, 'T', function (TagCache\Shm $c): void {
     $c->save('d', 'D1', ['T', 'X'], null);
 }, ['B1', 'B2', 'B3'], 'cleans_reselected', 1);
 
-// 4. A compaction of T's member array (saves again of its members, until
-// the full array is at most half live): members move, the selection is
-// made again.
+// 4. A compaction of T's member array (saves again of its members, with
+// their tags changed each time so that they are linked anew, until the
+// full array is at most half live): members move, the selection is made
+// again.
 $many = [];
 for ($i = 0; $i < 16; $i++) {
     $many["M$i"] = ['T'];
@@ -99,10 +100,32 @@ $many['B1'] = ['X'];
 round_('compacted', $c, $P, $many, 'T', function (TagCache\Shm $c): void {
     for ($r = 0; $r < 3; $r++) {
         for ($i = 0; $i < 16; $i++) {
-            $c->save("again $r", "M$i", ['T'], null);
+            $c->save("again $r", "M$i", $r % 2 ? ['T'] : ['T', 'W'], null);
         }
     }
 }, ['B1'], 'cleans_reselected');
+
+// 5. Members saved again with the same tags in the same order: the new
+// entries take the old ones' links over (same positions, same link
+// indexes, no stamp): the selection is kept, and removes them.
+round_('same tags again', $c, $P, $base, 'T', function (TagCache\Shm $c): void {
+    $c->save('v A1 again', 'A1', ['T', 'X'], null);
+    $c->save('v A4 again', 'A4', ['Y', 'T', 'X'], null);
+}, ['B1', 'B2', 'B3'], 'cleans_preselected');
+
+// 6. Saved again with the same tags in another order, or with other tags of
+// the same count and length: linked anew (the selection is made again), and
+// each entry is a member of exactly its new tags.
+round_('other order', $c, $P, $base, 'T', function (TagCache\Shm $c): void {
+    $c->save('v A1 again', 'A1', ['X', 'T'], null);
+    $c->save('v B1 again', 'B1', ['Y'], null);
+    $x = $c->getIdsMatchingTags(['X']);
+    $y = $c->getIdsMatchingTags(['Y']);
+    sort($x);
+    sort($y);
+    tc_check('other order: X and Y list their entries', $x === ['A1', 'A2', 'A4'] && $y === ['A4', 'A6', 'B1', 'B2'],
+             ['X' => $x, 'Y' => $y]);
+}, ['B1', 'B2', 'B3'], 'cleans_reselected');
 ?>
 --CLEAN--
 <?php
@@ -134,3 +157,16 @@ compacted: clean returned true: ok
 compacted: exactly the right entries left: ok
 compacted: the selection was cleans_reselected: ok
 compacted: verify() empty: ok
+same tags again: setup: ok
+same tags again: cleaner stopped between its selection and the lock: ok
+same tags again: clean returned true: ok
+same tags again: exactly the right entries left: ok
+same tags again: the selection was cleans_preselected: ok
+same tags again: verify() empty: ok
+other order: setup: ok
+other order: cleaner stopped between its selection and the lock: ok
+other order: X and Y list their entries: ok
+other order: clean returned true: ok
+other order: exactly the right entries left: ok
+other order: the selection was cleans_reselected: ok
+other order: verify() empty: ok
