@@ -475,6 +475,11 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	}
 	H = m->hdr;  /* after wlock(), which may have attached it again */
 	tc_crash_point("save_locked");
+	if (s->save_if && !s->save_if(s->save_if_ctx)) {
+		wunlock(m);
+		rc = TC_MISS;
+		goto out;
+	}
 	if (pre > 0 && !tc_tag_pre_holds(m, &tp)) {
 		pre = -1;
 	}
@@ -827,6 +832,20 @@ int tc_shm_clean_ids(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 	 * (for TwoLevel: fewer tombstones, only reads that ask the slow level) */
 	g.b.oom = 0;
 	tc_sbuf_emit(&g.b, emit, ctx);
+	return r;
+}
+
+int tc_shm_save_if(void *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags, int64_t expire,
+                   int (*cond)(void *ctx), void *ctx, char *err)
+{
+	tc_shm *s = st;
+	int r;
+
+	s->save_if = cond;
+	s->save_if_ctx = ctx;
+	r = shm_save(st, id, data, tags, ntags, expire, err);
+	s->save_if = NULL;
+	s->save_if_ctx = NULL;
 	return r;
 }
 

@@ -200,6 +200,10 @@ typedef struct tc_shm_map {
 typedef struct {
 	tc_shm_map *m;
 	double lock_timeout;
+	/* tc_shm_save_if(): asked under the write lock, before a save
+	 * changes anything; NULL for every other save */
+	int (*save_if)(void *ctx);
+	void *save_if_ctx;
 } tc_shm;
 
 /* The LRU clock, on the whole-index seq's cache line (which a lock-free
@@ -458,5 +462,13 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx);
  * Other modes: as clean(), nothing emitted. */
 int tc_shm_clean_ids(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags, tc_emit_fn emit, void *ctx,
                      char *err);
+/* Also for TwoLevel only: save() if cond(ctx), asked under the write lock
+ * before anything is changed, still holds: TC_MISS (nothing written, err
+ * empty) when it does not. A fill's copy lands only while no save of the
+ * id began on the node since its slow read (the fill's word still in the
+ * id's mark): a writer takes the lock after it published its mark, so the
+ * fill either sees that mark or lands before that writer's copy. */
+int tc_shm_save_if(void *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags, int64_t expire,
+                   int (*cond)(void *ctx), void *ctx, char *err);
 
 #endif

@@ -1043,16 +1043,66 @@ static void tag_collect(void *cp, const char *p, size_t len)
 	b->n++;
 }
 
+/* A fill's word, put in the id's mark before its slow read: a pending
+ * word (it vouches for no copy, and no swap expects it). A save of the id
+ * on this node whose slow write comes after that read replaces it with
+ * its own pending word before its fast write, and the fill's copy lands
+ * only while the fill's word is still there (tc_shm_save_if: asked under
+ * the fast level's write lock, which that save takes after its mark): so
+ * a fill never lands over a newer save's copy, and one killed right after
+ * its fast write leaves a word that vouches for nothing (with a plain
+ * write and the mark cleared after it, such a fill left the newer save's
+ * final mark vouching for its older copy). Also ends a tombstone of the
+ * id, as a fill always did. */
+typedef struct {
+	tc_tl_node *n;
+	tc_tl_mark *mk;
+	uint64_t h, w, g0;
+} fill_word;
+
+static void fill_mark(tl_state *s, tc_str id, fill_word *fw)
+{
+	fw->n = s->node.n;
+	fw->mk = mark_of(s, id, &fw->h);
+	fw->w = save_word(fw->n) | WORD_PENDING;
+	ST(fw->mk->nonce, fw->w);   /* first: see "kept" tombstones (tomb_put) */
+	ST(fw->mk->h, fw->h);
+	ST(fw->mk->nonce, fw->w);
+}
+
+/* Under the fast level's lock: no save of the id took the mark since the
+ * fill's word, and no invalidation was applied on this node since g0. */
+static int fill_may_land(void *ctx)
+{
+	const fill_word *fw = ctx;
+
+	return LD(fw->mk->h) == fw->h && LD(fw->mk->nonce) == fw->w && LD(fw->n->gen) == fw->g0;
+}
+
+/* After the copy landed: the mark back to no word, if still the fill's
+ * (a save since has its own). */
+static void fill_unmark(fill_word *fw)
+{
+	uint64_t want = fw->w;
+
+	if (LD(fw->mk->h) == fw->h) {
+		__atomic_compare_exchange_n(&fw->mk->nonce, &want, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	}
+}
+
 /* A slow hit installed in the fast level with the tags in tb (collected
  * by tag_collect), unless an invalidation was applied on this node since
- * g0 (read before the slow read). Frees tb. */
+ * g0 (read before the slow read) or a save of the id took the mark since
+ * the fill's word (fw, put before the slow read). Frees tb. */
 static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, int64_t expire, tagbuf *tb,
-                        uint64_t g0)
+                        fill_word *fw)
 {
+	uint64_t g0 = fw->g0;
 	tc_tl_node *n = s->node.n;
 	tc_str *tags = NULL, val = {data, len};
 	size_t off, k;
 	char err[TC_ERRBUF];
+	int r;
 
 	if (tb->oom) {
 		free(tb->buf);
@@ -1083,9 +1133,13 @@ static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, in
 		off += 2 + (size_t)l;
 	}
 	err[0] = '\0';
-	if (s->fast->save(s->fst, id, val, tags, tb->n, expire, err) != TC_OK) {
+	r = tc_shm_save_if(s->fst, id, val, tags, tb->n, expire, fill_may_land, fw, err);
+	if (r == TC_MISS) {
+		s->fills_skipped++;   /* a save of the id, or an invalidation, since */
+	} else if (r != TC_OK) {
 		s->fast->remove(s->fst, id);
-	} else if (mark_clear(s, id), LD(n->gen) != g0) {
+	} else if (tc_crash_point("twolevel_fill_written"),   /* a filler killed right after its fast write (tests) */
+	           fill_unmark(fw), LD(n->gen) != g0) {
 		/* a sync began between the check and the save: it may have removed
 		 * this id before the copy landed */
 		s->fast->remove(s->fst, id);
@@ -1099,8 +1153,9 @@ static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, in
 
 /* A slow hit read by load() (a slow engine without load_tags): its tags
  * need one more read, metadata(), before the fill. */
-static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, uint64_t g0)
+static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, fill_word *fw)
 {
+	uint64_t g0 = fw->g0;
 	tagbuf tb = {0};
 	tc_meta m2;
 	int64_t expire = meta->expire;
@@ -1119,7 +1174,7 @@ static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_
 	if (m2.expire < expire) {
 		expire = m2.expire;
 	}
-	fill_tagged(s, id, data, len, expire, &tb, g0);
+	fill_tagged(s, id, data, len, expire, &tb, fw);
 }
 
 static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx, char **data,
@@ -1129,6 +1184,7 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 	tc_tl_node *n = s->node.n;
 	int cur = current(s), r;
 	uint64_t g0;
+	fill_word fw;
 
 	if (cur == CUR_OK) {
 		r = s->fast->load(s->fst, id, allow_expired, alloc, ctx, data, len, meta);
@@ -1165,6 +1221,10 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 		s->slow_reads++;
 	}
 	g0 = LD(n->gen);
+	fw.g0 = g0;
+	if (data && !(g0 & 1)) {
+		fill_mark(s, id, &fw);   /* before the slow read */
+	}
 	if (data && s->load_tags && !(g0 & 1)) {
 		/* the value and its tags in one read (one round trip) */
 		tagbuf tb = {0};
@@ -1176,7 +1236,7 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 			return r;
 		}
 		s->slow_hits++;
-		fill_tagged(s, id, *data, *len, meta->expire, &tb, g0);
+		fill_tagged(s, id, *data, *len, meta->expire, &tb, &fw);
 		return TC_OK;
 	}
 	r = s->slow->load(s->sst, id, allow_expired, alloc, ctx, data, len, meta);
@@ -1186,7 +1246,7 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 	}
 	s->slow_hits++;
 	if (data) {
-		fill(s, id, *data, *len, meta, g0);
+		fill(s, id, *data, *len, meta, &fw);
 	}
 	return TC_OK;
 }
