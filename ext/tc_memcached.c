@@ -237,6 +237,8 @@ static void mc_close(void *sp)
  * record holds the id, so two ids of one hash are told apart.
  */
 static unsigned char safe_byte[256];   /* 1 for [A-Za-z0-9_.{}-]; safe_init() */
+static const char key_digit[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+static char key_pair[4096][2];         /* 12 bits: the two characters of entry_key(), low 6 bits first */
 
 static void safe_init(void)
 {
@@ -248,6 +250,10 @@ static void safe_init(void)
 	for (c = 0; c < 256; c++) {
 		safe_byte[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
 		               || c == '.' || c == '-' || c == '{' || c == '}';
+	}
+	for (c = 0; c < 4096; c++) {
+		key_pair[c][0] = key_digit[c & 63];
+		key_pair[c][1] = key_digit[c >> 6];
 	}
 }
 
@@ -312,18 +318,19 @@ static size_t make_key(const tcm_state *st, char kind, const char *name, size_t 
  * hint (the id's hash and the prefix's: hint_find()). */
 static size_t entry_key(const tcm_state *st, const char *id, size_t n, char *buf, uint64_t *hh)
 {
-	static const char digit[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
 	uint64_t h = tc_hash(id, n, UINT64_C(0x656e747279));
 	size_t pl = st->plen;
 	char *p = buf + pl;
-	int i;
 
 	*hh = h ^ st->phash;
 	memcpy(buf, st->cfg.prefix, pl);
-	for (i = 0; i < ENTRY_KEY_LEN; i++) {
-		p[i] = digit[h & 63];
-		h >>= 6;
-	}
+	/* character i: bits 6i..6i+5 of the hash (two at a time) */
+	memcpy(p, key_pair[h & 4095], 2);
+	memcpy(p + 2, key_pair[(h >> 12) & 4095], 2);
+	memcpy(p + 4, key_pair[(h >> 24) & 4095], 2);
+	memcpy(p + 6, key_pair[(h >> 36) & 4095], 2);
+	memcpy(p + 8, key_pair[(h >> 48) & 4095], 2);
+	p[10] = key_digit[h >> 60];
 	p[ENTRY_KEY_LEN] = '\0';
 	return pl + ENTRY_KEY_LEN;
 }
@@ -332,8 +339,10 @@ static size_t entry_key(const tcm_state *st, const char *id, size_t n, char *buf
 
 static void op_begin(tcm_state *st)
 {
-	free(st->held);
-	st->held = NULL;
+	if (st->held) {
+		free(st->held);
+		st->held = NULL;
+	}
 	st->fail = 0;
 }
 
@@ -426,9 +435,13 @@ typedef struct {
 	size_t data_len;
 	char *base;              /* the whole record (st->held) */
 	size_t len;
+	int img;                 /* 1: the tags are byte for byte the image rec_parse() was given */
 } rec_t;
 
-static int rec_parse(char *p, size_t len, rec_t *r)
+/* The record p (len bytes) in r. img (img_len bytes, the tags of ntags an
+ * earlier record had: a hint's image, or NULL): when the record's tags are
+ * those bytes, they are not walked again (r->img = 1). */
+static int rec_parse(char *p, size_t len, rec_t *r, const char *img, size_t img_len, uint32_t img_ntags)
 {
 	size_t off;
 	uint32_t i;
@@ -450,7 +463,11 @@ static int rec_parse(char *p, size_t len, rec_t *r)
 	r->id = p + off;
 	off += r->id_len;
 	r->tags = p + off;
-	for (i = 0; i < r->ntags; i++) {
+	r->img = img && img_ntags == r->ntags && len - off >= img_len && memcmp(p + off, img, img_len) == 0;
+	if (r->img) {
+		off += img_len;   /* hint_put() checked those bytes as the walk below does */
+	}
+	for (i = 0; !r->img && i < r->ntags; i++) {
 		uint16_t tl;
 
 		if (len - off < 2) {
@@ -508,22 +525,25 @@ static int mget(tcm_state *st, tcm_conn *cn, const char *group, size_t glen, con
 	for (;;) {
 		memcached_result_st *res = cn->slot[TCM_RESULTS - 1];
 		const char *k;
-		size_t kl, j;
+		size_t kl;
 
 		if (!memcached_fetch_result(cn->mc, res, &rc)) {
 			break;
 		}
 		k = memcached_result_key_value(res);
 		kl = memcached_result_key_length(res);
-		/* replies come in request order (text protocol): look from the last one */
-		for (j = 0; j < n; j++) {
-			i = (next + j) % n;
-			if (klens[i] == kl && memcmp(keys[i], k, kl) == 0) {
-				break;
+		/* replies come in request order (text protocol): the key after
+		 * the last one's first, then any */
+		i = next < n ? next : 0;
+		if (klens[i] != kl || memcmp(keys[i], k, kl) != 0) {
+			for (i = 0; i < n; i++) {
+				if (klens[i] == kl && memcmp(keys[i], k, kl) == 0) {
+					break;
+				}
 			}
-		}
-		if (j == n) {
-			continue;
+			if (i == n) {
+				continue;
+			}
 		}
 		next = i + 1;
 		if (i < nraw) {
@@ -584,8 +604,10 @@ static int keyset_init(keyset *ks, size_t n)
 
 static void keyset_free(keyset *ks)
 {
-	free(ks->mem);
-	ks->mem = NULL;
+	if (ks->mem) {
+		free(ks->mem);
+		ks->mem = NULL;
+	}
 }
 
 static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, const char *name, size_t nlen)
@@ -606,14 +628,18 @@ static void keyset_put(keyset *ks, size_t i, const tcm_state *st, char kind, con
  *
  * Per process, sized by memory, not by a count: a chained hash table on
  * the 64-bit hash of the id and the prefix (entry_key()), one malloc'd node
- * per entry holding its tags' hashes and names (u8 length + bytes each, no
- * prefix), the whole (nodes, their malloc overhead, the bucket array) kept
- * within hint_memory (tagcache.memcached.hint_memory, default 8M: about
- * 37,000 entries of 8 tags of 12 bytes). Nothing is evicted until the budget is
- * full; then the least recently used node goes. Two entry keys of one
- * hash share a node: a wrong guess, found as such (the names are compared
- * with the record's). The largest hint_memory of the instances that used
- * it is the table's budget; 0 turns hints off for an instance.
+ * per entry holding its tags' hashes and an image of the record's tags as
+ * this process last saved or checked them (the record's own bytes: per tag
+ * u16 length, the name without prefix, u64 version), the whole (nodes,
+ * their malloc overhead, the bucket array) kept within hint_memory
+ * (tagcache.memcached.hint_memory, default 8M: about 28,000 entries of 8
+ * tags of 12 bytes). Nothing is evicted until the budget is full; then the
+ * least recently used node goes. Two entry keys of one hash share a node:
+ * a wrong guess, found as such (the names are compared with the record's).
+ * A record whose tags are byte for byte the image needs neither a walk of
+ * its tags nor a comparison of their names (check_image()). The largest
+ * hint_memory of the instances that used it is the table's budget; 0 turns
+ * hints off for an instance.
  */
 #define HINT_NODE_OVERHEAD 16     /* malloc's, counted against the budget */
 #define HINT_MIN_BUCKETS 1024
@@ -623,11 +649,13 @@ typedef struct hint_node {
 	struct hint_node *newer, *older;      /* LRU list */
 	uint64_t h;
 	uint32_t ntags;
-	uint32_t len;                         /* bytes after the struct: th[] and the names */
-	uint64_t th[];                        /* the tags' hashes (tag_hash()), then their names */
+	uint32_t len;                         /* bytes after the struct: th[] and the image */
+	uint64_t th[];                        /* the tags' hashes (tag_hash()), then the image */
 } hint_node;
 
-#define HINT_NAMES(n) ((char *)((n)->th + (n)->ntags))   /* u8 length + bytes, per tag */
+/* the record's tags as last saved or checked: u16 length, name, u64 version, per tag */
+#define HINT_IMG(n) ((char *)((n)->th + (n)->ntags))
+#define HINT_IMG_LEN(n) ((size_t)(n)->len - (size_t)(n)->ntags * sizeof(uint64_t))
 
 static uint64_t tag_hash(const char *name, size_t len);
 
@@ -742,7 +770,7 @@ static int hints_ready(const tcm_state *st)
 }
 
 /* The hint of an entry (h: entry_key()'s hint hash), or NULL. */
-static const hint_node *hint_find(const tcm_state *st, uint64_t h)
+static hint_node *hint_find(const tcm_state *st, uint64_t h)
 {
 	hint_node *n;
 
@@ -757,53 +785,60 @@ static const hint_node *hint_find(const tcm_state *st, uint64_t h)
 	return n;
 }
 
-/* Whether the hint names the record's tags, in its order. */
+/* Whether the hint names the record's tags, in its order (their versions
+ * may differ). */
 static int hint_matches(const hint_node *n, const rec_t *rec)
 {
-	size_t off = 0, noff = 0;
-	const char *names = HINT_NAMES(n);
+	const char *img = HINT_IMG(n);
+	size_t off = 0;
 	uint32_t i;
 
-	if (n->ntags != rec->ntags) {
+	if (n->ntags != rec->ntags || HINT_IMG_LEN(n) != rec->tags_len) {
 		return 0;
 	}
 	for (i = 0; i < rec->ntags; i++) {
-		uint16_t tl;
+		uint16_t tl, il;
 
 		memcpy(&tl, rec->tags + off, 2);
-		if ((unsigned char)names[noff] != tl || memcmp(names + noff + 1, rec->tags + off + 2, tl) != 0) {
+		memcpy(&il, img + off, 2);
+		if (il != tl || memcmp(img + off + 2, rec->tags + off + 2, tl) != 0) {
 			return 0;
 		}
-		noff += 1 + (size_t)tl;
 		off += 2 + (size_t)tl + 8;
 	}
 	return 1;
 }
 
-/* Remember the tag names of an entry (h: entry_key()'s hint hash):
- * names[i] (count n), or when names is NULL those of rec. */
-static void hint_put(const tcm_state *st, uint64_t h, const tc_str *names, size_t n, const rec_t *rec)
+/* Remember the tags of an entry (h: entry_key()'s hint hash): img, the
+ * record's tags (n of them, img_len bytes, as rec_parse() reads them);
+ * th[i], their hashes, or NULL to make them here. */
+static void hint_put(const tcm_state *st, uint64_t h, const char *img, size_t img_len, size_t n,
+                     const uint64_t *th)
 {
 	hint_node **pp, *node;
-	size_t len = 0, i, off;
-	uint16_t tl;
+	size_t len, i, off;
 
 	if (hints_ready(st) != 0) {
 		return;
 	}
+	/* the image must be one rec_parse() accepts: check_image() takes it
+	 * in place of the record's walk */
 	for (i = 0, off = 0; i < n; i++) {
-		if (names) {
-			tl = names[i].len > 255 ? 256 : (uint16_t)names[i].len;
-		} else {
-			memcpy(&tl, rec->tags + off, 2);
-			off += 2 + (size_t)tl + 8;
+		uint16_t tl;
+
+		if (img_len - off < 2) {
+			return;
 		}
-		if (tl > 255) {
-			return;   /* not hinted: a second read */
+		memcpy(&tl, img + off, 2);
+		if (tl == 0 || tl > TC_TAG_MAX || img_len - off - 2 < (size_t)tl + 8) {
+			return;
 		}
-		len += 1 + tl;
+		off += 2 + (size_t)tl + 8;
 	}
-	len += n * sizeof(uint64_t);
+	if (off != img_len || n > TC_TAGS_MAX) {
+		return;
+	}
+	len = n * sizeof(uint64_t) + img_len;
 	pp = hint_ref(h);
 	if (*pp) {
 		hint_drop(pp);
@@ -824,22 +859,13 @@ static void hint_put(const tcm_state *st, uint64_t h, const tc_str *names, size_
 	node->h = h;
 	node->ntags = (uint32_t)n;
 	node->len = (uint32_t)len;
-	for (i = 0, off = 0, len = 0; i < n; i++) {
-		char *nm = HINT_NAMES(node);
-		const char *p;
+	memcpy(HINT_IMG(node), img, img_len);
+	for (i = 0, off = 0; i < n; i++) {
+		uint16_t tl;
 
-		if (names) {
-			p = names[i].p;
-			tl = (uint16_t)names[i].len;
-		} else {
-			memcpy(&tl, rec->tags + off, 2);
-			p = rec->tags + off + 2;
-			off += 2 + (size_t)tl + 8;
-		}
-		nm[len] = (char)tl;
-		memcpy(nm + len + 1, p, tl);
-		node->th[i] = tag_hash(p, tl);
-		len += 1 + tl;
+		memcpy(&tl, img + off, 2);
+		node->th[i] = th ? th[i] : tag_hash(img + off + 2, tl);
+		off += 2 + (size_t)tl + 8;
 	}
 	node->chain = NULL;
 	*pp = node;
@@ -1189,45 +1215,36 @@ static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, 
 
 /*
  * The common warm load in one pass: the first mget asked for no tag key
- * (every hinted tag's version is cached), and the hint names the record's
- * tags. TC_OK when every tag's cached version is current and equals the
- * record's, TC_MISS when one equals a version the log named as cleaned,
- * else NEED_READ: the hint does not match, or a version is not cached or
- * differs; fetch_entry() then takes the general path (hint_matches(),
- * check_tags()) from the start, which decides the same way (this reads
- * and changes nothing). hs[i]: the slot first_keys() found for the
- * hint's tag i (or NULL), still that tag's: between the two, nothing puts
- * a version into the cache when the first mget asked for no tag key
- * (view_observe() only marks slots cleaned, or starts a generation, which
- * the gen test catches).
+ * (every hinted tag's version is cached), and the record's tags are byte
+ * for byte the hint's image (rec->img: the same names and versions as the
+ * last time this process saved or checked the entry), but the view moved
+ * since hint_slots() looked (the log named cleans, or a new generation
+ * began), or a cached version differs from the image's. TC_OK when every
+ * tag's cached version is current and equals the record's, TC_MISS when
+ * one equals a version the log named as cleaned, else NEED_READ: a version
+ * is not current or differs; fetch_entry() then takes the general path
+ * (hint_matches(), check_tags()) from the start, which decides the same
+ * way (this reads and changes nothing).
  */
-#define HS_MAX 16   /* hinted tags whose slots a load keeps; more take check_tags() */
-static int check_cached(const tcm_view *v, const hint_node *hint, const tver_slot *const *hs, const rec_t *rec)
+static int check_image(const tcm_view *v, const hint_node *hint)
 {
-	const char *names = HINT_NAMES(hint), *p = rec->tags;
+	const char *p = HINT_IMG(hint);
 	uint32_t i;
 
-	if (hint->ntags != rec->ntags || hint->ntags > HS_MAX) {
-		return NEED_READ;
-	}
-	for (i = 0; i < rec->ntags; i++) {
-		const tver_slot *s = hs[i];
-		uint64_t rv;
+	for (i = 0; i < hint->ntags; i++) {
+		uint64_t rv, key;
 		uint16_t tl;
+		const tver_slot *s = tver_slot_of(v, hint->th[i], &key, 0);
 
 		memcpy(&tl, p, 2);
-		if ((unsigned char)*names != tl || memcmp(names + 1, p + 2, tl) != 0) {
-			return NEED_READ;
-		}
 		memcpy(&rv, p + 2 + tl, 8);
+		p += 2 + (size_t)tl + 8;
 		if (!s || s->gen != v->gen) {
 			return NEED_READ;
 		}
 		if (s->ver == 0 || s->ver != rv) {
 			return s->old != 0 && s->old == rv ? TC_MISS : NEED_READ;
 		}
-		names += 1 + (size_t)tl;
-		p += 2 + (size_t)tl + 8;
 	}
 	return TC_OK;
 }
@@ -1251,32 +1268,70 @@ static int check_pending(const tcm_view *v, const keyset *tk, size_t np)
 	return r;
 }
 
+/* Before a load's first mget: how many of the hint's tags have no current
+ * version cached (their keys go into the mget). *same: 1 when every one
+ * has, equal to the image's (the record that has the image's tags is then
+ * valid as long as the view does not move). */
+static size_t hint_slots(const tcm_view *view, const hint_node *hint, int *same)
+{
+	const char *p = HINT_IMG(hint);
+	size_t miss = 0;
+	uint32_t i;
+
+	*same = 0;
+	if (!view) {
+		return hint->ntags;
+	}
+	/* the usual case: every version cached, current and the image's */
+	for (i = 0; i < hint->ntags; i++) {
+		uint64_t key, rv;
+		uint16_t tl;
+		const tver_slot *s = tver_slot_of(view, hint->th[i], &key, 0);
+
+		memcpy(&tl, p, 2);
+		memcpy(&rv, p + 2 + tl, 8);
+		p += 2 + (size_t)tl + 8;
+		if (!s || s->gen != view->gen || s->ver == 0 || s->ver != rv) {
+			break;
+		}
+	}
+	if (i == hint->ntags) {
+		*same = 1;
+		return 0;
+	}
+	for (i = 0; i < hint->ntags; i++) {
+		uint64_t key;
+		const tver_slot *s = tver_slot_of(view, hint->th[i], &key, 0);
+
+		if (!s || s->gen != view->gen || s->ver == 0) {
+			miss++;
+		}
+	}
+	return miss;
+}
+
 /* The keys of a load's first mget after the entry's (ks->keys[0]): the
- * clean log, then the hinted tags whose current version is not cached.
- * Returns how many keys in all. */
-static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_node *hint, keyset *ks,
-                         const tver_slot **hs)
+ * clean log, then the hinted tags whose current version is not cached
+ * (at most max in all). Returns how many keys in all. */
+static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_node *hint, keyset *ks, size_t max)
 {
 	size_t n = 2, off = 0;
 	uint32_t i;
-
-	const char *names = hint ? HINT_NAMES(hint) : NULL;
+	const char *img = hint ? HINT_IMG(hint) : NULL;
 
 	ks->keys[1] = st->logkey;
 	ks->lens[1] = st->logkey_len;
-	for (i = 0; hint && i < hint->ntags; i++) {
-		size_t nl = (unsigned char)names[off];
+	for (i = 0; hint && i < hint->ntags && n < max; i++) {
+		uint16_t nl;
 		uint64_t key, th = hint->th[i];
 		const tver_slot *s = view ? tver_slot_of(view, th, &key, 0) : NULL;
 
-		if (hs && i < HS_MAX) {
-			hs[i] = s;
-		}
+		memcpy(&nl, img + off, 2);
 		if (!s || s->gen != view->gen || s->ver == 0) {
-			keyset_put(ks, n, st, 't', names + off + 1, nl);
+			keyset_put(ks, n, st, 't', img + off + 2, nl);
 			ks->th[n++] = th;
 		}
-		off += 1 + nl;
+		off += 2 + (size_t)nl + 8;
 	}
 	return n;
 }
@@ -1291,16 +1346,21 @@ static size_t first_keys(const tcm_state *st, const tcm_view *view, const hint_n
 static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, char *ekey, size_t *eklen)
 {
 	tcm_conn *cn = tcm_conn_get(st);
-	const hint_node *hint;
+	hint_node *hint;
+	hint_node *mh = NULL;
 	const uint64_t *ths = NULL;
-	const tver_slot *hs[HS_MAX];
 	uint64_t hh;
 	tcm_view *view;
 	char *raw[2];
-	size_t rawlen[2], n, j, np = 0;
+	size_t rawlen[2], n = 2, j, np = 0, nmiss = 0;
 	clog_t log;
 	keyset ks, tk;
-	int r, have_log;
+	/* the first mget's keys when it asks for no tag key: the entry, the log */
+	const char *keys2[2];
+	size_t lens2[2];
+	uint64_t vers2[2];
+	char have2[2];
+	int r, have_log, same = 0;
 
 	if (!cn) {
 		return TC_ERR;
@@ -1308,13 +1368,26 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	*eklen = entry_key(st, id.p, id.len, ekey, &hh);
 	hint = hint_find(st, hh);
 	view = view_of(st, cn, ekey, *eklen);
-	if (keyset_init(&ks, 2 + (hint ? hint->ntags : 0)) != 0) {
+	if (hint) {
+		nmiss = hint_slots(view, hint, &same);
+	}
+	ks.mem = NULL;
+	if (nmiss == 0) {
+		ks.keys = keys2;
+		ks.lens = lens2;
+		ks.vers = vers2;
+		ks.have = have2;
+		ks.keys[1] = st->logkey;
+		ks.lens[1] = st->logkey_len;
+	} else if (keyset_init(&ks, 2 + nmiss) != 0) {
 		keyset_free(&ks);
 		return TC_ERR;
 	}
 	ks.keys[0] = ekey;
 	ks.lens[0] = *eklen;
-	n = first_keys(st, view, hint, &ks, hs);
+	if (nmiss > 0) {
+		n = first_keys(st, view, hint, &ks, 2 + nmiss);
+	}
 	/* raw[]: in the handle's result buffers until its next mget that
 	 * takes values whole (the second read below takes none) */
 	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, n, ks.vers, ks.have, 2, raw, rawlen);
@@ -1324,8 +1397,13 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	}
 	have_log = clog_parse(raw[1], rawlen[1], &log) == 0;
 	if (view) {
+		uint64_t gen = view->gen, seq = view->seq;
+
 		/* the log first, then what was read after it */
 		view_observe(view, have_log ? &log : NULL);
+		if (view->gen != gen || view->seq != seq) {
+			same = 0;   /* it named cleans, or forgot every version: check_image() looks again */
+		}
 		for (j = 2; j < n; j++) {
 			if (ks.have[j]) {
 				tver_put(view, ks.th[j], ks.vers[j]);
@@ -1338,7 +1416,8 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	}
 	r = TC_MISS;
 	tk.mem = NULL;
-	if (rec_parse(raw[0], rawlen[0], rec) != 0) {
+	if (rec_parse(raw[0], rawlen[0], rec, hint ? HINT_IMG(hint) : NULL, hint ? HINT_IMG_LEN(hint) : 0,
+	              hint ? hint->ntags : 0) != 0) {
 		goto out;   /* not a record of ours */
 	}
 	if (rec->id_len != id.len || memcmp(rec->id, id.p, id.len) != 0) {
@@ -1351,14 +1430,19 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	if (!allow_expired && rec->expire < now_s()) {
 		goto out;
 	}
-	if (hint && view && n == 2 && (r = check_cached(view, hint, hs, rec)) != NEED_READ) {
+	if (rec->img && same) {
+		r = TC_OK;   /* the image's versions, current before the mget; the log named no clean since */
+		goto out;
+	}
+	if (rec->img && view && n == 2 && (r = check_image(view, hint)) != NEED_READ) {
 		goto out;
 	}
 	r = TC_MISS;
-	if (hint && hint_matches(hint, rec)) {
+	if (hint && (rec->img || hint_matches(hint, rec))) {
 		ths = hint->th;
+		mh = hint;
 	} else if (st->cfg.hint_memory > 0 && (hint || rec->ntags > 0)) {
-		hint_put(st, hh, NULL, rec->ntags, rec);   /* frees the old hint */
+		hint_put(st, hh, rec->tags, rec->tags_len, rec->ntags, NULL);   /* frees the old hint */
 	}
 	hint = NULL;
 	r = check_tags(st, view, rec, &ks, 2, n, ths, &tk, &np);
@@ -1369,6 +1453,11 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 			goto out;
 		}
 		r = check_pending(view, &tk, np);
+	}
+	if (r == TC_OK && mh && !rec->img) {
+		/* the hint names these tags: its image takes their versions, so
+		 * that the next load of the entry takes check_image() */
+		memcpy(HINT_IMG(mh), rec->tags, rec->tags_len);
 	}
 out:
 	keyset_free(&ks);
@@ -1525,6 +1614,9 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 	int cache, r;
 	keyset rs;   /* the keys read: borrowed from ks; rs.want[j] = their index in ks */
 
+	for (i = 1; i < n; i++) {
+		ks->th[i] = tag_hash(names[i - 1].p, names[i - 1].len);   /* mc_save() hints them too */
+	}
 	if (keyset_init(&rs, n) != 0) {
 		keyset_free(&rs);
 		view = NULL;   /* no memory for the list: read them all */
@@ -1540,7 +1632,6 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 		for (i = 1; i < n; i++) {
 			uint64_t cv, old;
 
-			ks->th[i] = tag_hash(names[i - 1].p, names[i - 1].len);
 			ks->have[i] = 0;
 			if (view && tver_get(view, ks->th[i], &cv, &old)) {
 				ks->vers[i] = cv;
@@ -1639,8 +1730,7 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 			return failed(st, cn, group, glen, MEMCACHED_NOTSTORED, "creating a version key");
 		}
 		if (view && cache) {
-			tver_put(view, rs.keys != ks->keys ? ks->th[i] : tag_hash(names[i - 1].p, names[i - 1].len),
-			         ks->vers[i]);
+			tver_put(view, ks->th[i], ks->vers[i]);
 		}
 	}
 	return TC_OK;
@@ -1776,12 +1866,15 @@ static int mc_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 		return TC_ERR;
 	}
 	rc = memcached_set_by_key(cn->mc, ekey, eklen, ekey, eklen, rec, reclen, exptime_of(st, expire, now), 0);
-	free(rec);
-	if (!memcached_failed(rc)) {
-		if (st->cfg.hint_memory > 0) {
-			hint_put(st, hh, tags, ntags, NULL);
+	if (!memcached_failed(rc) && st->cfg.hint_memory > 0) {
+		size_t tl = 0;
+
+		for (i = 0; i < ntags; i++) {
+			tl += 2 + tags[i].len + 8;
 		}
+		hint_put(st, hh, rec + HDR + id.len, tl, ntags, ks.th + 1);   /* the record's tags */
 	}
+	free(rec);
 	keyset_free(&ks);
 	if (rc == MEMCACHED_E2BIG || (rc == MEMCACHED_SERVER_ERROR && !tcm_rc_failure(rc))
 	    || rc == MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE) {
