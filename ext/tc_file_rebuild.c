@@ -824,6 +824,8 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 			H->rebuilds = old->rebuilds;
 			H->corrupt = old->corrupt;
 			H->compactions = old->compactions;
+			H->pre_kept = old->pre_kept;
+			H->pre_redone = old->pre_redone;
 			memcpy(H->stripes, old->stripes, sizeof(H->stripes));
 		}
 		H->rebuilds++;
