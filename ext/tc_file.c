@@ -521,8 +521,9 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 		return TC_ERR;
 	}
 	buf = malloc(need);
-	/* the tag references, then the tags' hashes */
-	rv.trefs = malloc((ntags ? 2 * ntags : 1) * sizeof(uint32_t));
+	/* the tag references, the tags' hashes, the tags found before the
+	 * lock; their records' creation stamps */
+	rv.trefs = malloc((3 * ntags + 1) * sizeof(uint32_t) + ntags * sizeof(uint64_t));
 	if (!buf || !rv.trefs) {
 		free(buf);
 		free(rv.trefs);
@@ -536,10 +537,29 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 		uint32_t *th = rv.trefs + ntags;
 		size_t i;
 
+		uint32_t *tp = th + ntags;
+		uint64_t *tb = (uint64_t *)(void *)(rv.trefs + 3 * ntags + (ntags & 1));
+
 		for (i = 0; i < ntags; i++) {
 			th[i] = tcf_tag_hash((const unsigned char *)tags[i].p, tags[i].len);
 		}
 		rv.thash = th;
+		rv.tpre = NULL;
+		rv.tborn = NULL;
+		/* and the tags looked up (tcf_reserve takes each that is still
+		 * the same record as it is, without walking its chain) */
+		if (ntags && (!__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE)
+		              || tcf_reopen_index(f, err) == TC_OK)) {
+			rv.attach = s->ix.attach;
+			for (i = 0; i < ntags; i++) {
+				tb[i] = 0;
+				tp[i] = tcf_tag_find_nolock(&s->ix, (const unsigned char *)tags[i].p, (uint32_t)tags[i].len,
+				                            th[i], &tb[i]);
+			}
+			rv.tpre = tp;
+			rv.tborn = tb;
+			tc_crash_point("file_save_looked_up");
+		}
 	}
 	if (tcf_lock(f, err) != TC_OK) {
 		goto out_nolock;

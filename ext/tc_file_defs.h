@@ -150,6 +150,9 @@ typedef struct {
 	                        and at the record's creation; a lock-free
 	                        selection (tcf_clean_pre) is kept only if it is
 	                        unchanged */
+	uint64_t born;       /* the stamp of the record's creation (0: free):
+	                        a save's lock-free lookup (tcf_tag_find_nolock)
+	                        is used under the lock only if it is the same */
 } tcf_tag;
 
 typedef struct {
@@ -336,6 +339,10 @@ const unsigned char *tcf_record(tcf_store *s, tcf_idx *x, uint32_t log, uint64_t
 uint32_t tcf_find(tcf_store *s, tcf_idx *x, const unsigned char *k, uint32_t klen, uint32_t h);
 uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h);
 int tcf_tag_ok(const tcf_idx *x, uint32_t t);
+/* Without the lock, a reader's rules: tag + 1 of the tag named so and its
+ * creation stamp (*born), or 0 (none, or a writer in the middle). */
+uint32_t tcf_tag_find_nolock(const tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h,
+                             uint64_t *born);
 const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t);
 uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i);
 /* What tc_select() asks of member i of tag t: its slot if it holds,
@@ -359,6 +366,11 @@ typedef struct {
 	uint32_t links;      /* heap ref for the new links */
 	uint32_t *trefs;     /* tag + 1 per tag */
 	const uint32_t *thash; /* the tags' hashes, computed before the lock (or NULL) */
+	/* the tags looked up before the lock (or NULL): tag + 1 or 0, and its
+	 * record's creation stamp, in the mapping `attach` */
+	const uint32_t *tpre;
+	const uint64_t *tborn;
+	uint64_t attach;
 	size_t ntags;
 } tcf_resv;
 

@@ -857,13 +857,53 @@ uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint3
 	return 0;
 }
 
-/* Finds or creates a tag (with no member yet); 0 when out of room. */
-static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h)
+uint32_t tcf_tag_find_nolock(const tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h,
+                             uint64_t *born)
+{
+	uint32_t t = LD(&x->tagbuckets[h & x->tbmask]), steps = 0, nt = x->ntags;
+
+	while (t) {
+		const tcf_tag *T;
+
+		if (t > nt || ++steps > 64) {
+			return 0;
+		}
+		T = &x->tags[t - 1];
+		if (LD(&T->hash) == h && LD(&T->nlen) == len) {
+			/* the stamp first, then the name, then the stamp again: a record
+			 * dropped or made meanwhile changes it */
+			uint64_t b = __atomic_load_n(&T->born, __ATOMIC_ACQUIRE);
+			uint32_t nref = LD(&T->name);
+
+			if (b && href_ok_nolock(x, nref, units_of(len)) && memcmp(TCF_H(x, nref), name, len) == 0) {
+				__atomic_thread_fence(__ATOMIC_ACQUIRE);
+				if (LD(&T->born) != b || LD(&T->nlen) != len) {
+					return 0;
+				}
+				*born = b;
+				return t;
+			}
+		}
+		t = LD(&T->next);
+	}
+	return 0;
+}
+
+/* Finds or creates a tag (with no member yet); 0 when out of room. pre:
+ * the tag found without the lock (0: none), in record `born` of it: it is
+ * the same record if that record was not dropped since (every creation
+ * takes a fresh stamp), and then needs no chain walk nor name compare. */
+static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h, uint32_t pre,
+                        uint64_t born)
 {
 	tcf_hdr *H = x->hdr;
-	uint32_t t = tcf_tag_find(x, name, len, h), nref;
+	uint32_t t, nref;
 	tcf_tag *T;
 
+	if (pre && pre <= x->ntags && x->tags[pre - 1].born == born && tcf_tag_ok(x, pre)) {
+		return pre;
+	}
+	t = tcf_tag_find(x, name, len, h);
 	if (t || x->tainted) {
 		return t;
 	}
@@ -888,7 +928,8 @@ static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uin
 	T->nlen = len;
 	T->next = x->tagbuckets[h & x->tbmask];
 	tag_stamp(x, T);
-	x->tagbuckets[h & x->tbmask] = t;
+	__atomic_store_n(&T->born, T->gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&x->tagbuckets[h & x->tbmask], t, __ATOMIC_RELEASE);
 	H->tags++;
 	return t;
 }
@@ -1086,7 +1127,8 @@ int tcf_reserve(tcf_store *s, tcf_idx *x, const unsigned char *key, uint32_t kle
 	for (i = 0; i < ntags; i++) {
 		const unsigned char *p = (const unsigned char *)tags[i].p;
 
-		r->trefs[i] = tag_get(x, p, (uint32_t)tags[i].len, r->thash ? r->thash[i] : tcf_tag_hash(p, tags[i].len));
+		r->trefs[i] = tag_get(x, p, (uint32_t)tags[i].len, r->thash ? r->thash[i] : tcf_tag_hash(p, tags[i].len),
+		                      r->tpre && r->attach == x->attach ? r->tpre[i] : 0, r->tborn ? r->tborn[i] : 0);
 		if (!r->trefs[i] || tag_reserve(x, r->trefs[i]) != 0) {
 			return -1;
 		}

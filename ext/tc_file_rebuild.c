@@ -389,6 +389,8 @@ static int replay(tc_file *f, tcf_idx *x, found_log *L, tc_str *tg, uint32_t *tr
 				}
 				rv.trefs = trefs;
 				rv.thash = NULL;
+				rv.tpre = NULL;
+				rv.tborn = NULL;
 				if (tcf_reserve(s, x, rec + TCF_REC, r.klen, h, tg, r.ntags, &rv) != 0) {
 					if (x->full) {
 						return TC_MISS;
