@@ -429,11 +429,9 @@ uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i)
 	return p ? *p : 0;
 }
 
-/* The link of the entry in slot s that names member k of tag t, or NULL:
- * the member no longer holds (that entry was removed, or saved again and
- * linked at another position; a slot that is no sound entry holds
- * nothing either, and the live count check of the caller finds it).
- * sound_member_link: for a slot that passed tcf_slot_ok already. */
+/* The link of the entry in slot s (one that passed tcf_slot_ok) that
+ * names member k of tag t, or NULL: the member no longer holds (that
+ * entry was removed, or saved again and linked at another position). */
 static tcf_link *sound_member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
 {
 	tcf_link *l = links_of(x, &x->slots[s - 1]);
@@ -446,11 +444,6 @@ static tcf_link *sound_member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t 
 		}
 	}
 	return NULL;
-}
-
-static tcf_link *member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
-{
-	return tcf_slot_ok(x, s) ? sound_member_link(x, t, k, s) : NULL;
 }
 
 uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i)
@@ -798,26 +791,51 @@ int tcf_clean_use(tcf_store *s, uint32_t t, tcf_pre *p, int64_t now)
 static void tag_compact(tcf_idx *x, uint32_t t)
 {
 	tcf_tag *T = &x->tags[t - 1];
-	uint32_t k, n = 0;
+	const uint32_t count = T->count, ns = x->nslots;
+	uint32_t k, n = 0, *pk = NULL, *pn = NULL;
 
-	for (k = 0; k < T->count; k++) {
-		uint32_t *pk = member_at(x, T, k), *pn;
+	for (k = 0; k < count; k++) {
+		const tcf_slot *sl;
+		uint32_t s, j, nt;
 		tcf_link *l;
 
-		if (!pk) {
-			return;  /* tainted */
+		/* a chunk's members are contiguous: its place is looked up once
+		 * per chunk (a member array of at most CHUNK is one chunk) */
+		if (!pk || k % CHUNK == 0) {
+			if (!(pk = member_at(x, T, k))) {
+				return;  /* tainted */
+			}
+		} else {
+			pk++;
 		}
-		l = member_link(x, t, k, *pk);
-		if (!l) {
+		s = *pk;
+		if (s < 1 || s > ns) {
+			continue;
+		}
+		sl = &x->slots[s - 1];
+		nt = sl->ntags;
+		/* what tcf_slot_ok() checks, then the link that names member k */
+		if (!sl->log || nt == 0 || nt > TC_TAGS_MAX || !href_ok(x, sl->links, nt)) {
+			continue;
+		}
+		l = links_of(x, sl);
+		for (j = 0; j < nt && !(l[j].tag == t && l[j].pos == k); j++) {
+		}
+		if (j == nt) {
 			continue;
 		}
 		if (n != k) {
-			pn = member_at(x, T, n);
-			if (!pn) {
-				return;
+			/* from the first member dropped on, every member kept is
+			 * written at the next place */
+			if (!pn || n % CHUNK == 0) {
+				if (!(pn = member_at(x, T, n))) {
+					return;
+				}
+			} else {
+				pn++;
 			}
 			*pn = *pk;
-			l->pos = n;
+			l[j].pos = n;
 		}
 		n++;
 	}
