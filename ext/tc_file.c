@@ -521,8 +521,9 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 		return TC_ERR;
 	}
 	buf = malloc(need);
-	/* the tag references, then the tags' hashes */
-	rv.trefs = malloc((ntags ? 2 * ntags : 1) * sizeof(uint32_t));
+	/* the tag references, the tags' hashes, the tags found before the
+	 * lock; their records' creation stamps */
+	rv.trefs = malloc((3 * ntags + 1) * sizeof(uint32_t) + ntags * sizeof(uint64_t));
 	if (!buf || !rv.trefs) {
 		free(buf);
 		free(rv.trefs);
@@ -536,10 +537,29 @@ static int file_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_
 		uint32_t *th = rv.trefs + ntags;
 		size_t i;
 
+		uint32_t *tp = th + ntags;
+		uint64_t *tb = (uint64_t *)(void *)(rv.trefs + 3 * ntags + (ntags & 1));
+
 		for (i = 0; i < ntags; i++) {
 			th[i] = tcf_tag_hash((const unsigned char *)tags[i].p, tags[i].len);
 		}
 		rv.thash = th;
+		rv.tpre = NULL;
+		rv.tborn = NULL;
+		/* and the tags looked up (tcf_reserve takes each that is still
+		 * the same record as it is, without walking its chain) */
+		if (ntags && (!__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE)
+		              || tcf_reopen_index(f, err) == TC_OK)) {
+			rv.attach = s->ix.attach;
+			for (i = 0; i < ntags; i++) {
+				tb[i] = 0;
+				tp[i] = tcf_tag_find_nolock(&s->ix, (const unsigned char *)tags[i].p, (uint32_t)tags[i].len,
+				                            th[i], &tb[i]);
+			}
+			rv.tpre = tp;
+			rv.tborn = tb;
+			tc_crash_point("file_save_looked_up");
+		}
 	}
 	if (tcf_lock(f, err) != TC_OK) {
 		goto out_nolock;
@@ -776,13 +796,71 @@ static int file_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t n
 	uint32_t *ids, t = 0, h0 = 0;
 	const unsigned char *th0 = ntags ? (const unsigned char *)tags[0].p : NULL;
 	size_t n = 0;
-	int oom = 0, rc = TC_OK, pass;
+	int oom = 0, rc = TC_OK, pass, one = (mode == TC_CLEAN_MATCHING_ANY || mode == TC_CLEAN_MATCHING) && ntags == 1;
+	int have_pre = 0;
+	tcf_pre pre;
 
 	if (ntags == 1) {
 		h0 = tcf_tag_hash(th0, tags[0].len);  /* before the lock */
 	}
+	/* A one-tag clean selects its entries and builds their DELs before it
+	 * takes the lock (the lock every other writer waits for): under it the
+	 * selection is used if no member was added or moved since, else made
+	 * again (tcf_clean_use). */
+	if (one) {
+		if (__atomic_load_n(&s->ix.hdr->retired, __ATOMIC_ACQUIRE) && tcf_reopen_index(f, err) != TC_OK) {
+			return TC_ERR;
+		}
+		tcf_lmap_prune(s);
+		have_pre = tcf_clean_pre(s, th0, (uint32_t)tags[0].len, h0, now, &pre);
+		if (have_pre) {
+			tc_crash_point("file_clean_preselected");
+		}
+	}
 	if (tcf_lock(f, err) != TC_OK) {
+		if (have_pre) {
+			tcf_pre_free(&pre);
+		}
 		return TC_ERR;
+	}
+	if (have_pre) {
+		int r = 0;
+
+		t = tcf_tag_find(&s->ix, th0, (uint32_t)tags[0].len, h0);
+		if (t && test_damage_live()) {
+			s->ix.tags[t - 1].live--;  /* test hook: a live count one too low */
+		}
+		if (t && !s->ix.tainted && (r = tcf_clean_use(s, t, &pre, now)) > 0) {
+			uint32_t *slots = malloc((pre.n ? pre.n : 1) * sizeof(*slots));
+			size_t i;
+
+			if (slots) {
+				s->ix.hdr->pre_kept++;
+				for (i = 0; i < pre.n; i++) {
+					slots[i] = pre.e[i].slot;
+				}
+				if (pre.n) {
+					/* a failed tombstone write still removes: the logs are marked */
+					tcf_tombstones_built(f, pre.buf, pre.total, 1, err);
+					tcf_remove_list_tag(f, slots, pre.n, "file_clean_tag", t);
+					s->ix.hdr->writes++;
+				}
+				tcf_unlock(f);
+				free(slots);
+				tcf_pre_free(&pre);
+				return TC_OK;
+			}
+			r = -1;
+		}
+		tcf_pre_free(&pre);
+		if (r < 0) {
+			tcf_unlock(f);
+			snprintf(err, TC_ERRBUF, "out of memory");
+			return TC_ERR;
+		}
+		if (t) {
+			s->ix.hdr->pre_redone++;
+		}
 	}
 	if (mode == TC_CLEAN_ALL) {
 		/* a new, empty index and a new log that makes every older one
@@ -815,7 +893,7 @@ static int file_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t n
 		if ((mode == TC_CLEAN_MATCHING_ANY || mode == TC_CLEAN_MATCHING) && ntags == 1) {
 			/* one tag: every entry of it goes, and the tag after them */
 			t = tcf_tag_find(&s->ix, th0, (uint32_t)tags[0].len, h0);
-			if (t && test_damage_live()) {
+			if (t && !have_pre && test_damage_live()) {
 				s->ix.tags[t - 1].live--;  /* test hook: a live count one too low */
 			}
 			ids = t ? tcf_tag_members(&s->ix, t, &n, &oom) : NULL;
@@ -1101,6 +1179,8 @@ static void file_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "corrupt_records", (int64_t)H->corrupt);
 	emit(ctx, "rebuilds", (int64_t)H->rebuilds);
 	emit(ctx, "lock_recoveries", (int64_t)H->lock_recoveries);
+	emit(ctx, "cleans_preselected", (int64_t)H->pre_kept);
+	emit(ctx, "cleans_reselected", (int64_t)H->pre_redone);
 }
 
 static int file_verify(void *st, tc_emit_fn emit, void *ctx)

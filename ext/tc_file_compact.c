@@ -236,11 +236,13 @@ void tcf_remove_list_tag(tc_file *f, const uint32_t *slots, size_t n, const char
  * removal must happen anyway (`must`: the user asked for it), the logs up
  * to the active one are marked obsolete in place: a rebuild then drops
  * them instead of replaying them, and the next append starts a new log. */
+static int lost(tc_file *f, int must, char *err);
+
 int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *err)
 {
 	tcf_store *s = f->s;
 	tcf_idx *x = &s->ix;
-	uint64_t total = 0, off, salt, pos;
+	uint64_t total = 0;
 	unsigned char *buf = NULL;
 	size_t cap = 0, i;
 	int64_t now = tc_now();
@@ -279,13 +281,27 @@ int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *
 		}
 		total += tcf_rec_build_del(buf + total, rec + TCF_REC, r.klen, now);
 	}
-	if (!total) {
+	{
+		int rc = tcf_tombstones_built(f, buf, total, must, err);
+
 		free(buf);
+		return rc;
+	}
+failed:
+	return lost(f, must, err);
+}
+
+/* The DEL records in buf (built, not sealed) appended in one write. */
+int tcf_tombstones_built(tc_file *f, unsigned char *buf, uint64_t total, int must, char *err)
+{
+	tcf_idx *x = &f->s->ix;
+	uint64_t off, salt, pos;
+
+	if (!total) {
 		return TC_OK;
 	}
 	if (tcf_prepare_append(f, total, &off, &salt, err) != TC_OK) {
-		free(buf);
-		goto failed;
+		return lost(f, must, err);
 	}
 	for (pos = 0; pos < total; ) {
 		uint16_t klen;
@@ -295,15 +311,21 @@ int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *
 		pos += tcf_rec_size(klen, 0, 0);
 	}
 	if (tcf_append(f, buf, (size_t)total, off, err) != TC_OK) {
-		free(buf);
-		goto failed;
+		return lost(f, must, err);
 	}
-	free(buf);
 	tcf_seq_begin(x->hdr);
 	tcf_set_end(x, off + total);
 	tcf_seq_end(x->hdr);
 	return TC_OK;
-failed:
+}
+
+/* A tombstone that could not be written: when the removal must happen
+ * anyway, the logs up to the active one are marked obsolete. */
+static int lost(tc_file *f, int must, char *err)
+{
+	tcf_store *s = f->s;
+	tcf_idx *x = &s->ix;
+
 	if (must) {
 		uint32_t a = x->hdr->active_log;
 

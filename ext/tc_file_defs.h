@@ -46,8 +46,9 @@
 #define TCF_LOG_MAGIC  "TCFLOG01"
 #define TCF_IDX_MAGIC  "TCFIDX01"
 #define TCF_LAYOUT     1u            /* of the logs (and in the index's abi) */
-#define TCF_IDX_LAYOUT 2u            /* of the index alone: 2, tag members removed
-                                        lazily (tcf_tag.live); in tcf_abi(), so
+#define TCF_IDX_LAYOUT 3u            /* of the index alone: 2, tag members removed
+                                        lazily (tcf_tag.live); 3, a tag's change
+                                        stamp (tcf_tag.gen); in tcf_abi(), so
                                         that an older index is rebuilt */
 #define TCF_READY      0x52454459u   /* "REDY", written last */
 #define TCF_MAXLOGS    64            /* log table entries (number % 64) */
@@ -143,6 +144,15 @@ typedef struct {
 	uint32_t name;       /* heap ref */
 	uint32_t nlen;       /* 0: a free tag record */
 	uint32_t live;       /* entries that carry the tag (0: it is dropped) */
+	uint64_t gen;        /* change stamp: a fresh value of hdr->tgen, stored
+	                        (release) after every change that adds a member
+	                        or moves one (a link, a compaction, a new array)
+	                        and at the record's creation; a lock-free
+	                        selection (tcf_clean_pre) is kept only if it is
+	                        unchanged */
+	uint64_t born;       /* the stamp of the record's creation (0: free):
+	                        a save's lock-free lookup (tcf_tag_find_nolock)
+	                        is used under the lock only if it is the same */
 } tcf_tag;
 
 typedef struct {
@@ -179,6 +189,9 @@ typedef struct {
 	uint32_t must_rotate;    /* the active log is obsolete (a tombstone was lost) */
 	uint32_t log_gen;        /* bumped when a log is unlinked */
 	int64_t min_expire;      /* no entry expires before this */
+	uint64_t tgen;           /* tag change stamps (tcf_tag.gen): only grows */
+	uint64_t pre_kept;       /* one-tag cleans whose lock-free selection held */
+	uint64_t pre_redone;     /* ... and those whose selection was made again */
 	int64_t last_sync;
 	uint64_t writes, copied, evictions, expirations, lock_recoveries, rebuilds,
 	         corrupt, compactions;
@@ -225,6 +238,7 @@ typedef struct {
 	uint32_t nslots, bmask, ntags, tbmask, heap_units;
 	int tainted;         /* an inconsistency was found: rebuild */
 	int full;            /* TCF_FULL_*: what a reservation ran out of */
+	uint64_t attach;     /* which mapping this is in this process (tcf_install) */
 	dev_t dev;
 	ino_t ino;
 } tcf_idx;
@@ -325,6 +339,10 @@ const unsigned char *tcf_record(tcf_store *s, tcf_idx *x, uint32_t log, uint64_t
 uint32_t tcf_find(tcf_store *s, tcf_idx *x, const unsigned char *k, uint32_t klen, uint32_t h);
 uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h);
 int tcf_tag_ok(const tcf_idx *x, uint32_t t);
+/* Without the lock, a reader's rules: tag + 1 of the tag named so and its
+ * creation stamp (*born), or 0 (none, or a writer in the middle). */
+uint32_t tcf_tag_find_nolock(const tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h,
+                             uint64_t *born);
 const unsigned char *tcf_tag_name(const tcf_idx *x, uint32_t t);
 uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i);
 /* What tc_select() asks of member i of tag t: its slot if it holds,
@@ -348,6 +366,11 @@ typedef struct {
 	uint32_t links;      /* heap ref for the new links */
 	uint32_t *trefs;     /* tag + 1 per tag */
 	const uint32_t *thash; /* the tags' hashes, computed before the lock (or NULL) */
+	/* the tags looked up before the lock (or NULL): tag + 1 or 0, and its
+	 * record's creation stamp, in the mapping `attach` */
+	const uint32_t *tpre;
+	const uint64_t *tborn;
+	uint64_t attach;
 	size_t ntags;
 } tcf_resv;
 
@@ -362,6 +385,40 @@ uint32_t tcf_remove_skip(tcf_idx *x, uint32_t slot, uint32_t skip);
 void tcf_tag_drop_cleaned(tcf_idx *x, uint32_t t, uint32_t removed);
 void tcf_remove_prefetch(tcf_idx *x, uint32_t slot, int links);
 void tcf_account(tcf_idx *x, uint32_t log, int64_t bytes, int64_t n);
+
+/* A one-tag clean's selection made without the lock (tcf_clean_pre), with
+ * each selected entry's DEL record built (all but its seal), and used
+ * under the lock if no member was added or moved since (tcf_clean_use). */
+typedef struct {
+	uint32_t slot, pos, link;  /* the entry, its member position, which of
+	                              its links names the tag */
+	uint32_t log, len;         /* where its record was (log 0: not read) */
+	uint64_t off;
+	uint64_t del;              /* its DEL's offset in buf, or UINT64_MAX: none
+	                              (a record whose header check failed) */
+} tcf_pre_ent;
+typedef struct {
+	uint64_t attach;           /* the mapping it was made in */
+	uint32_t t;
+	uint64_t gen;              /* the tag's stamp when it was read */
+	uint32_t count;            /* its members then */
+	size_t n;
+	tcf_pre_ent *e;
+	unsigned char *buf;        /* the DEL records, unsealed */
+	uint64_t total;
+} tcf_pre;
+/* Lock-free, every offset bounds-checked like a reader's: 1 with a
+ * selection in *p (tcf_pre_free), 0 when none could be made (no such tag,
+ * anything inconsistent: a writer was in the middle; nothing is marked). */
+int tcf_clean_pre(tcf_store *s, const unsigned char *name, uint32_t len, uint32_t h, int64_t now,
+                  tcf_pre *p);
+void tcf_pre_free(tcf_pre *p);
+/* Under the lock, t found again: 1 if p still holds (same mapping, tag,
+ * stamp and member count): p->e then holds only the entries that still
+ * carry t by their link (*n of them), and p->buf their DELs (p->total
+ * bytes; an entry whose record moved has its DEL built again). 0: p is
+ * stale, make the selection again. -1: out of memory. */
+int tcf_clean_use(tcf_store *s, uint32_t t, tcf_pre *p, int64_t now);
 int tcf_check(tcf_store *s, tcf_idx *x, tc_emit_fn emit, void *ctx);
 
 /* tc_file_io.c: the files under a store: checks, the directory lock, the
@@ -390,6 +447,9 @@ void tcf_maybe_compact(tc_file *f, uint64_t need, int64_t now);
 /* up to budget bytes of the oldest log: 1 progress, 0 nothing to do, -1 error */
 int tcf_compact_step(tc_file *f, uint64_t budget, int64_t now);
 int tcf_tombstones(tc_file *f, const uint32_t *slots, size_t n, int must, char *err);
+/* The same for DEL records built already (tcf_clean_pre): sealed and
+ * appended; buf is the caller's. */
+int tcf_tombstones_built(tc_file *f, unsigned char *buf, uint64_t total, int must, char *err);
 void tcf_remove_list(tc_file *f, const uint32_t *slots, size_t n, const char *crash);
 /* The same for a clean of tag `skip`: its links left, then the tag dropped. */
 void tcf_remove_list_tag(tc_file *f, const uint32_t *slots, size_t n, const char *crash, uint32_t skip);

@@ -372,6 +372,13 @@ static uint32_t dir_units(uint32_t cap)
 	return units_of((uint64_t)tc_pow2(cap / CHUNK) * 4);
 }
 
+/* After a change that adds a member or moves one (or makes the record):
+ * a fresh stamp, stored last (tcf_clean_pre reads it first). */
+static inline void tag_stamp(tcf_idx *x, tcf_tag *T)
+{
+	__atomic_store_n(&T->gen, ++x->hdr->tgen, __ATOMIC_RELEASE);
+}
+
 int tcf_tag_ok(const tcf_idx *x, uint32_t t)
 {
 	const tcf_tag *T;
@@ -422,11 +429,9 @@ uint32_t tcf_member(tcf_idx *x, const tcf_tag *T, uint32_t i)
 	return p ? *p : 0;
 }
 
-/* The link of the entry in slot s that names member k of tag t, or NULL:
- * the member no longer holds (that entry was removed, or saved again and
- * linked at another position; a slot that is no sound entry holds
- * nothing either, and the live count check of the caller finds it).
- * sound_member_link: for a slot that passed tcf_slot_ok already. */
+/* The link of the entry in slot s (one that passed tcf_slot_ok) that
+ * names member k of tag t, or NULL: the member no longer holds (that
+ * entry was removed, or saved again and linked at another position). */
 static tcf_link *sound_member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
 {
 	tcf_link *l = links_of(x, &x->slots[s - 1]);
@@ -439,11 +444,6 @@ static tcf_link *sound_member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t 
 		}
 	}
 	return NULL;
-}
-
-static tcf_link *member_link(tcf_idx *x, uint32_t t, uint32_t k, uint32_t s)
-{
-	return tcf_slot_ok(x, s) ? sound_member_link(x, t, k, s) : NULL;
 }
 
 uint32_t tcf_member_sel(tcf_idx *x, uint32_t t, uint32_t i)
@@ -516,6 +516,274 @@ uint32_t *tcf_tag_members(tcf_idx *x, uint32_t t, size_t *n, int *oom)
 	return ids;
 }
 
+/* ---------------------------------------- a one-tag clean's selection
+ * made without the lock. A reader's rules: every index read with a plain
+ * (relaxed) load of what a writer may be changing, every ref and length
+ * bounds-checked on the copy read before it is followed; anything that
+ * does not make sense ends the attempt without marking the index damaged
+ * (a writer was in the middle: the selection is then made under the lock
+ * as before). What it selects may be wrong for members that changed
+ * meanwhile: tcf_clean_use() finds out. */
+
+/* r is a heap block of units inside the heap (heap_top read once). */
+static int href_ok_nolock(const tcf_idx *x, uint32_t r, uint32_t units)
+{
+	uint32_t top = __atomic_load_n(&x->hdr->heap_top, __ATOMIC_RELAXED);
+
+	return r >= 1 && r < top && top <= x->heap_units && units <= top - r;
+}
+
+#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define DEL_MAX (TCF_REC + TC_ID_MAX + 8)  /* the largest DEL (tcf_rec_header_ok: klen <= TC_ID_MAX) */
+
+/* Member k of a tag whose (cap, arr) were read as given, or 0 when a ref
+ * does not make sense. */
+static uint32_t member_nolock(const tcf_idx *x, uint32_t cap, uint32_t arr, uint32_t k)
+{
+	uint32_t c;
+
+	if (cap <= CHUNK) {
+		return LD((const uint32_t *)TCF_H(x, arr) + k);
+	}
+	c = LD((const uint32_t *)TCF_H(x, arr) + k / CHUNK);
+	if (!href_ok_nolock(x, c, CHUNK_UNITS)) {
+		return 0;
+	}
+	return LD((const uint32_t *)TCF_H(x, c) + k % CHUNK);
+}
+
+/* The DEL of the record a slot was seen naming at (log, off, len), built
+ * at buf (room for DEL_MAX bytes) as tcf_tombstones()
+ * would build it: its size, 0 when the record's header check fails (no
+ * tombstone, as under the lock), -1 when it cannot be read now. */
+static int64_t del_nolock(tcf_store *s, const tcf_idx *x, uint32_t lg, uint64_t off, uint32_t rlen,
+                          int64_t now, unsigned char *buf)
+{
+	const tcf_logent *le = TCF_LOGENT(x, lg);
+	const unsigned char *base;
+	uint64_t end, salt;
+	tcf_rec r;
+
+	if (__atomic_load_n(&le->number, __ATOMIC_ACQUIRE) != lg) {
+		return -1;
+	}
+	end = __atomic_load_n(&le->end, __ATOMIC_ACQUIRE);
+	salt = LD(&le->salt);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* the end read belongs to this log only if the entry still names it
+	 * (numbers are never reused); below it, a record never changes */
+	if (LD(&le->number) != lg || off < TCF_LOGHDR || rlen < TCF_REC || off > end || rlen > end - off) {
+		return -1;
+	}
+	if (!(base = tcf_lmap_get(s, lg, salt, end))) {
+		return -1;
+	}
+	if (!tcf_rec_header_ok(base + off, rlen, salt, off, &r) || (r.magic & 0xff) != TCF_PUT
+	    || tcf_rec_size(r.klen, r.tnlen, r.vlen) != rlen) {
+		return 0;
+	}
+	return (int64_t)tcf_rec_build_del(buf, base + off + TCF_REC, r.klen, now);
+}
+
+void tcf_pre_free(tcf_pre *p)
+{
+	free(p->e);
+	free(p->buf);
+	p->e = NULL;
+	p->buf = NULL;
+	p->n = 0;
+	p->total = 0;
+}
+
+int tcf_clean_pre(tcf_store *s, const unsigned char *name, uint32_t len, uint32_t h, int64_t now,
+                  tcf_pre *p)
+{
+	const tcf_idx *x = &s->ix;
+	const uint32_t ns = x->nslots, nt = x->ntags;
+	const tcf_tag *T;
+	uint32_t t, count, cap, arr, k, steps = 0, nref, nlen;
+	size_t n = 0, bcap;
+
+	memset(p, 0, sizeof(*p));
+	p->attach = x->attach;
+	t = LD(&x->tagbuckets[h & x->tbmask]);
+	for (;;) {
+		if (!t || t > nt || ++steps > 64) {
+			return 0;
+		}
+		T = &x->tags[t - 1];
+		if (LD(&T->hash) == h && LD(&T->nlen) == len) {
+			break;
+		}
+		t = LD(&T->next);
+	}
+	/* the stamp first: any change that adds or moves a member after this
+	 * read stores a new one before the lock is free again */
+	p->gen = __atomic_load_n(&T->gen, __ATOMIC_ACQUIRE);
+	nref = LD(&T->name);
+	nlen = LD(&T->nlen);
+	count = LD(&T->count);
+	cap = LD(&T->cap);
+	arr = LD(&T->arr);
+	if (nlen != len || !href_ok_nolock(x, nref, units_of(len)) || memcmp(TCF_H(x, nref), name, len) != 0
+	    || !count || count > cap
+	    || !href_ok_nolock(x, arr, cap <= CHUNK ? units_of((uint64_t)cap * 4) : dir_units(cap))) {
+		return 0;
+	}
+	p->t = t;
+	p->count = count;
+	bcap = (count < 64 ? count : 64) * (size_t)DEL_MAX;
+	p->e = malloc((size_t)count * sizeof(*p->e));
+	p->buf = malloc(bcap);
+	if (!p->e || !p->buf) {
+		goto stale;
+	}
+	for (k = 0; k < count; k++) {
+		uint32_t sl_no = member_nolock(x, cap, arr, k), j, ntg, lref, lg, rlen;
+		const tcf_slot *sl;
+		const tcf_link *l;
+		uint64_t off;
+		tcf_pre_ent *e;
+		int64_t d;
+
+		if (sl_no == TC_MEMBER_SKIP) {
+			continue;
+		}
+		if (sl_no < 1 || sl_no > ns) {
+			goto stale;
+		}
+		sl = &x->slots[sl_no - 1];
+		/* where its record is, read before its links: a slot whose
+		 * (log, off, len) are the same under the lock names the same
+		 * record, whatever happened meanwhile */
+		lg = __atomic_load_n(&sl->log, __ATOMIC_ACQUIRE);
+		if (!lg) {
+			continue;  /* removed */
+		}
+		off = LD(&sl->off);
+		rlen = LD(&sl->len);
+		ntg = LD(&sl->ntags);
+		lref = LD(&sl->links);
+		if (ntg > TC_TAGS_MAX || !ntg || !href_ok_nolock(x, lref, ntg)) {
+			continue;  /* checked again under the lock, whatever it is */
+		}
+		l = (const tcf_link *)TCF_H(x, lref);
+		for (j = 0; j < ntg; j++) {
+			if (LD(&l[j].tag) == t && LD(&l[j].pos) == k) {
+				break;
+			}
+		}
+		if (j == ntg) {
+			continue;
+		}
+		e = &p->e[n++];
+		e->slot = sl_no;
+		e->pos = k;
+		e->link = j;
+		e->log = lg;
+		e->off = off;
+		e->len = rlen;
+		e->del = UINT64_MAX;
+		if (p->total + DEL_MAX > bcap) {
+			unsigned char *nb = realloc(p->buf, bcap * 2);
+
+			if (!nb) {
+				goto stale;
+			}
+			p->buf = nb;
+			bcap *= 2;
+		}
+		d = del_nolock(s, x, lg, off, rlen, now, p->buf + p->total);
+		if (d < 0) {
+			e->log = 0;  /* not read: built under the lock */
+		} else if (d > 0) {
+			e->del = p->total;
+			p->total += (uint64_t)d;
+		}
+	}
+	p->n = n;
+	return 1;
+
+stale:
+	tcf_pre_free(p);
+	return 0;
+}
+
+int tcf_clean_use(tcf_store *s, uint32_t t, tcf_pre *p, int64_t now)
+{
+	tcf_idx *x = &s->ix;
+	const tcf_tag *T = &x->tags[t - 1];
+	size_t i, n = 0, moved = 0;
+
+	if (p->attach != x->attach || t != p->t || T->gen != p->gen || T->count != p->count) {
+		return 0;
+	}
+	/* Nothing added a member that holds or moved one since the selection;
+	 * removals (which do not stamp) may have taken some of the selected,
+	 * and the slot may hold another entry now: each is checked again by
+	 * its one link, as tcf_tag_members() checks every member. */
+	for (i = 0; i < p->n; i++) {
+		tcf_pre_ent *e = &p->e[i];
+		const tcf_slot *sl = &x->slots[e->slot - 1];
+		const tcf_link *l;
+
+		if (!sl->log) {
+			continue;
+		}
+		if (!tcf_slot_ok(x, e->slot)) {
+			return 0;  /* the selection under the lock finds the damage */
+		}
+		l = links_of(x, sl);
+		if (e->link >= sl->ntags || l[e->link].tag != t || l[e->link].pos != e->pos) {
+			continue;
+		}
+		if (e->log != sl->log || e->off != sl->off || e->len != sl->len) {
+			e->log = 0;  /* moved (compaction) or not read: its DEL is built here */
+			moved++;
+		}
+		p->e[n++] = *e;
+	}
+	/* every member that holds now was selected (no member was added), so
+	 * those kept are the live count; anything else is damage, which the
+	 * selection under the lock finds */
+	if (n != T->live) {
+		return 0;
+	}
+	if (n != p->n || moved) {
+		/* the DELs of the entries kept, in their order */
+		unsigned char *nb = malloc((size_t)p->total + moved * DEL_MAX + 1);
+		uint64_t total = 0;
+
+		if (!nb) {
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			tcf_pre_ent *e = &p->e[i];
+
+			if (e->log) {
+				if (e->del != UINT64_MAX) {
+					uint64_t sz = tcf_rec_size(((const tcf_rec *)(p->buf + e->del))->klen, 0, 0);
+
+					memcpy(nb + total, p->buf + e->del, (size_t)sz);
+					total += sz;
+				}
+			} else {
+				const unsigned char *rec;
+				tcf_rec r;
+
+				if ((rec = tcf_slot_record(s, x, e->slot, &r))) {
+					total += tcf_rec_build_del(nb + total, rec + TCF_REC, r.klen, now);
+				}
+			}
+		}
+		free(p->buf);
+		p->buf = nb;
+		p->total = total;
+	}
+	p->n = n;
+	return 1;
+}
+
 /* Drops the members that no longer hold, keeping the order of the rest
  * (their links follow them); the array keeps its capacity. The members
  * that hold must come out as the live count, else the index is marked
@@ -523,30 +791,56 @@ uint32_t *tcf_tag_members(tcf_idx *x, uint32_t t, size_t *n, int *oom)
 static void tag_compact(tcf_idx *x, uint32_t t)
 {
 	tcf_tag *T = &x->tags[t - 1];
-	uint32_t k, n = 0;
+	const uint32_t count = T->count, ns = x->nslots;
+	uint32_t k, n = 0, *pk = NULL, *pn = NULL;
 
-	for (k = 0; k < T->count; k++) {
-		uint32_t *pk = member_at(x, T, k), *pn;
+	for (k = 0; k < count; k++) {
+		const tcf_slot *sl;
+		uint32_t s, j, nt;
 		tcf_link *l;
 
-		if (!pk) {
-			return;  /* tainted */
+		/* a chunk's members are contiguous: its place is looked up once
+		 * per chunk (a member array of at most CHUNK is one chunk) */
+		if (!pk || k % CHUNK == 0) {
+			if (!(pk = member_at(x, T, k))) {
+				return;  /* tainted */
+			}
+		} else {
+			pk++;
 		}
-		l = member_link(x, t, k, *pk);
-		if (!l) {
+		s = *pk;
+		if (s < 1 || s > ns) {
+			continue;
+		}
+		sl = &x->slots[s - 1];
+		nt = sl->ntags;
+		/* what tcf_slot_ok() checks, then the link that names member k */
+		if (!sl->log || nt == 0 || nt > TC_TAGS_MAX || !href_ok(x, sl->links, nt)) {
+			continue;
+		}
+		l = links_of(x, sl);
+		for (j = 0; j < nt && !(l[j].tag == t && l[j].pos == k); j++) {
+		}
+		if (j == nt) {
 			continue;
 		}
 		if (n != k) {
-			pn = member_at(x, T, n);
-			if (!pn) {
-				return;
+			/* from the first member dropped on, every member kept is
+			 * written at the next place */
+			if (!pn || n % CHUNK == 0) {
+				if (!(pn = member_at(x, T, n))) {
+					return;
+				}
+			} else {
+				pn++;
 			}
 			*pn = *pk;
-			l->pos = n;
+			l[j].pos = n;
 		}
 		n++;
 	}
 	T->count = n;
+	tag_stamp(x, T);
 	if (n != T->live) {
 		x->tainted = 1;
 	}
@@ -581,13 +875,53 @@ uint32_t tcf_tag_find(tcf_idx *x, const unsigned char *name, uint32_t len, uint3
 	return 0;
 }
 
-/* Finds or creates a tag (with no member yet); 0 when out of room. */
-static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h)
+uint32_t tcf_tag_find_nolock(const tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h,
+                             uint64_t *born)
+{
+	uint32_t t = LD(&x->tagbuckets[h & x->tbmask]), steps = 0, nt = x->ntags;
+
+	while (t) {
+		const tcf_tag *T;
+
+		if (t > nt || ++steps > 64) {
+			return 0;
+		}
+		T = &x->tags[t - 1];
+		if (LD(&T->hash) == h && LD(&T->nlen) == len) {
+			/* the stamp first, then the name, then the stamp again: a record
+			 * dropped or made meanwhile changes it */
+			uint64_t b = __atomic_load_n(&T->born, __ATOMIC_ACQUIRE);
+			uint32_t nref = LD(&T->name);
+
+			if (b && href_ok_nolock(x, nref, units_of(len)) && memcmp(TCF_H(x, nref), name, len) == 0) {
+				__atomic_thread_fence(__ATOMIC_ACQUIRE);
+				if (LD(&T->born) != b || LD(&T->nlen) != len) {
+					return 0;
+				}
+				*born = b;
+				return t;
+			}
+		}
+		t = LD(&T->next);
+	}
+	return 0;
+}
+
+/* Finds or creates a tag (with no member yet); 0 when out of room. pre:
+ * the tag found without the lock (0: none), in record `born` of it: it is
+ * the same record if that record was not dropped since (every creation
+ * takes a fresh stamp), and then needs no chain walk nor name compare. */
+static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uint32_t h, uint32_t pre,
+                        uint64_t born)
 {
 	tcf_hdr *H = x->hdr;
-	uint32_t t = tcf_tag_find(x, name, len, h), nref;
+	uint32_t t, nref;
 	tcf_tag *T;
 
+	if (pre && pre <= x->ntags && x->tags[pre - 1].born == born && tcf_tag_ok(x, pre)) {
+		return pre;
+	}
+	t = tcf_tag_find(x, name, len, h);
 	if (t || x->tainted) {
 		return t;
 	}
@@ -611,7 +945,9 @@ static uint32_t tag_get(tcf_idx *x, const unsigned char *name, uint32_t len, uin
 	T->name = nref;
 	T->nlen = len;
 	T->next = x->tagbuckets[h & x->tbmask];
-	x->tagbuckets[h & x->tbmask] = t;
+	tag_stamp(x, T);
+	__atomic_store_n(&T->born, T->gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&x->tagbuckets[h & x->tbmask], t, __ATOMIC_RELEASE);
 	H->tags++;
 	return t;
 }
@@ -647,6 +983,7 @@ static int tag_reserve(tcf_idx *x, uint32_t t)
 		}
 		T->arr = a;
 		T->cap = cap;
+		tag_stamp(x, T);
 		return 0;
 	}
 	if (T->cap > UINT32_MAX - CHUNK) {
@@ -668,6 +1005,7 @@ static int tag_reserve(tcf_idx *x, uint32_t t)
 		((uint32_t *)TCF_H(x, a))[1] = c;
 		T->arr = a;
 		T->cap = 2 * CHUNK;
+		tag_stamp(x, T);
 		return 0;
 	}
 	n = T->cap / CHUNK;
@@ -684,6 +1022,7 @@ static int tag_reserve(tcf_idx *x, uint32_t t)
 	}
 	((uint32_t *)TCF_H(x, T->arr))[n] = c;
 	T->cap += CHUNK;
+	tag_stamp(x, T);
 	return 0;
 }
 
@@ -737,6 +1076,7 @@ static void tag_link(tcf_idx *x, uint32_t t, uint32_t slot, tcf_link *l)
 	l->pos = T->count;
 	T->count++;
 	T->live++;
+	tag_stamp(x, T);
 }
 
 /* An entry that carried tag t no longer does (its slot is free, or names
@@ -805,7 +1145,8 @@ int tcf_reserve(tcf_store *s, tcf_idx *x, const unsigned char *key, uint32_t kle
 	for (i = 0; i < ntags; i++) {
 		const unsigned char *p = (const unsigned char *)tags[i].p;
 
-		r->trefs[i] = tag_get(x, p, (uint32_t)tags[i].len, r->thash ? r->thash[i] : tcf_tag_hash(p, tags[i].len));
+		r->trefs[i] = tag_get(x, p, (uint32_t)tags[i].len, r->thash ? r->thash[i] : tcf_tag_hash(p, tags[i].len),
+		                      r->tpre && r->attach == x->attach ? r->tpre[i] : 0, r->tborn ? r->tborn[i] : 0);
 		if (!r->trefs[i] || tag_reserve(x, r->trefs[i]) != 0) {
 			return -1;
 		}

@@ -113,10 +113,13 @@ uint32_t tcf_abi(void)
 /* Replaces this process's mapping of the index by nx. */
 int tcf_install(tcf_store *s, tcf_idx *nx)
 {
+	static uint64_t attaches;  /* tcf_idx.attach: which mapping (tcf_clean_pre) */
+
 	if (s->ix.base && s->ix.base != nx->base) {
 		munmap(s->ix.base, s->ix.size);
 	}
 	s->ix = *nx;
+	s->ix.attach = ++attaches;
 	s->stuck_seq = 0;
 	s->log_gen = ~nx->hdr->log_gen;  /* prune against the new index's log table */
 	tcf_lmap_prune(s);

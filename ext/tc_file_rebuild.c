@@ -389,6 +389,8 @@ static int replay(tc_file *f, tcf_idx *x, found_log *L, tc_str *tg, uint32_t *tr
 				}
 				rv.trefs = trefs;
 				rv.thash = NULL;
+				rv.tpre = NULL;
+				rv.tborn = NULL;
 				if (tcf_reserve(s, x, rec + TCF_REC, r.klen, h, tg, r.ntags, &rv) != 0) {
 					if (x->full) {
 						return TC_MISS;
@@ -824,6 +826,8 @@ int tcf_rebuild(tc_file *f, const tcf_caps *want, int empty, const char *why, ch
 			H->rebuilds = old->rebuilds;
 			H->corrupt = old->corrupt;
 			H->compactions = old->compactions;
+			H->pre_kept = old->pre_kept;
+			H->pre_redone = old->pre_redone;
 			memcpy(H->stripes, old->stripes, sizeof(H->stripes));
 		}
 		H->rebuilds++;
