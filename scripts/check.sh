@@ -27,12 +27,16 @@
 # it), and tests/benchmark/smoke.phpt, which skips itself there (it spawns
 # many processes and checks no memory rule); only each test's --FILE--
 # runs under memcheck, its --SKIPIF-- and --CLEAN-- run natively
-# (scripts/valgrind-php.sh says why), -j2 like the plain pass.
+# (scripts/valgrind-php.sh says why), TAGCACHE_VALGRIND_JOBS (default 3)
+# tests at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VALGRIND=1
 [ "${1:-}" = --no-valgrind ] && VALGRIND=0
 JOBS=-j"${TAGCACHE_TEST_JOBS:-2}"
+# under valgrind a test waits more (its servers, child processes that run
+# natively, bounded waits) and the 2 CPUs idle between: one more at a time
+VJOBS=-j"${TAGCACHE_VALGRIND_JOBS:-3}"
 
 # the time of each stage, printed before the summary
 STAGES=()
@@ -182,7 +186,7 @@ lap "build without network backends"
 run "$JOBS" tests
 lap "phpt"
 if [ "$VALGRIND" = 1 ]; then
-	run --valgrind "$JOBS" tests
+	run --valgrind "$VJOBS" tests
 	lap "phpt under valgrind"
 fi
 run_suite scripts/psr-suite.sh
