@@ -1213,6 +1213,19 @@ static int check_tags(const tcm_state *st, const tcm_view *v, const rec_t *rec, 
 	return *npend ? NEED_READ : TC_OK;
 }
 
+/* The version of the image's next tag (u16 name length, the name, u64
+ * version); *p moves past it. */
+static inline uint64_t image_next(const char **p)
+{
+	uint16_t tl;
+	uint64_t rv;
+
+	memcpy(&tl, *p, 2);
+	memcpy(&rv, *p + 2 + tl, 8);
+	*p += 2 + (size_t)tl + 8;
+	return rv;
+}
+
 /*
  * The common warm load in one pass: the first mget asked for no tag key
  * (every hinted tag's version is cached), and the record's tags are byte
@@ -1232,13 +1245,9 @@ static int check_image(const tcm_view *v, const hint_node *hint)
 	uint32_t i;
 
 	for (i = 0; i < hint->ntags; i++) {
-		uint64_t rv, key;
-		uint16_t tl;
+		uint64_t key, rv = image_next(&p);
 		const tver_slot *s = tver_slot_of(v, hint->th[i], &key, 0);
 
-		memcpy(&tl, p, 2);
-		memcpy(&rv, p + 2 + tl, 8);
-		p += 2 + (size_t)tl + 8;
 		if (!s || s->gen != v->gen) {
 			return NEED_READ;
 		}
@@ -1284,13 +1293,9 @@ static size_t hint_slots(const tcm_view *view, const hint_node *hint, int *same)
 	}
 	/* the usual case: every version cached, current and the image's */
 	for (i = 0; i < hint->ntags; i++) {
-		uint64_t key, rv;
-		uint16_t tl;
+		uint64_t key, rv = image_next(&p);
 		const tver_slot *s = tver_slot_of(view, hint->th[i], &key, 0);
 
-		memcpy(&tl, p, 2);
-		memcpy(&rv, p + 2 + tl, 8);
-		p += 2 + (size_t)tl + 8;
 		if (!s || s->gen != view->gen || s->ver == 0 || s->ver != rv) {
 			break;
 		}
