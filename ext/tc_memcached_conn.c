@@ -3,7 +3,8 @@
  *
  * One handle holds the whole server list with ketama (libketama-compatible
  * consistent hashing, weighted): adding or losing a server moves only its
- * share of the keys. Dead servers are never ejected (their keys would move
+ * share of the keys. A list of one server keeps libmemcached's modula
+ * (the same answer, without a search of the continuum). Dead servers are never ejected (their keys would move
  * to a server that may hold stale copies): their keys miss until the server
  * answers again, and a failed server is not tried again for
  * retry_interval, so a dead memcached costs one connect timeout per
