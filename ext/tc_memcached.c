@@ -948,7 +948,7 @@ static void hint_put(const tcm_state *st, uint64_t h, const char *img, size_t im
  * log said so, or is named by a later part of the log.
  */
 #define CLOG_MAGIC 'C'
-#define CLOG_VERSION 3
+#define CLOG_VERSION 4       /* 4: the log's readers hold a lease (LEASE_NS); 3 (session 7) did not wait */
 #define CLOG_HDR 24
 #define CLOG_KEEP 32         /* hashes a trim keeps */
 #define CLOG_TRIM_EVERY 8    /* one clean in this many trims the log */
@@ -1011,7 +1011,74 @@ typedef struct {
 	uint64_t id;             /* hash of handle, server, prefix; 0: free */
 	uint64_t epoch, seq;     /* epoch 0: not known */
 	uint64_t gen;
+	int64_t trust_until;     /* lease_now() before which the log last read is trusted (0: not) */
 } tcm_view;
+
+/*
+ * The lease on the clean log (layout 4). A load that reads the log (the
+ * entry and the log in one multi-get) takes t = lease_now() before the
+ * request is sent; until t + L a load of this view whose tags' versions
+ * are cached asks for the entry key alone, trusting the versions as of
+ * that log. Every write of the log (a clean's append and trim,
+ * clean('all'), a log made anew) returns only lease_wait() after it was
+ * acknowledged: L plus a tenth for clock-rate drift between hosts. A
+ * reader that did not see a clean read the log before the append applied,
+ * so its trust ends before the append's acknowledgement + L, before the
+ * clean returns: a load that starts after the clean returned reads the log
+ * again. L is a protocol constant: every process sharing the servers must
+ * use the same one (TECHNOTES "The clean log"). Test hook:
+ * TAGCACHE_TEST_MEMCACHED_LEASE_MS (1..60000) replaces it, for a
+ * deterministic test with a long lease.
+ */
+#define LEASE_NS INT64_C(1000000)   /* L: 1 ms */
+
+static int64_t lease_ns(void)
+{
+	static int64_t l;
+
+	if (l == 0) {
+		const char *p = getenv("TAGCACHE_TEST_MEMCACHED_LEASE_MS");
+		long ms = p ? atol(p) : 0;
+
+		l = ms >= 1 && ms <= 60000 ? (int64_t)ms * 1000000 : LEASE_NS;
+	}
+	return l;
+}
+
+/* CLOCK_BOOTTIME (it counts a suspend, as a server's time does), else
+ * CLOCK_MONOTONIC; ns. */
+static int64_t lease_now(void)
+{
+	static int mono;
+	struct timespec ts;
+
+#ifdef CLOCK_BOOTTIME
+	if (!mono && clock_gettime(CLOCK_BOOTTIME, &ts) != 0) {
+		mono = 1;
+	}
+	if (mono)
+#endif
+	{
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	}
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* After a write of the log acknowledged at `acked`: returns when every
+ * reader's trust taken before it has run out (L + L/10 on lease_now()'s
+ * clock; a signal does not cut it short). */
+static void lease_wait(int64_t acked)
+{
+	int64_t end = acked + lease_ns() + lease_ns() / 10, now;
+
+	while ((now = lease_now()) < end) {
+		struct timespec d;
+
+		d.tv_sec = (time_t)((end - now) / 1000000000);
+		d.tv_nsec = (long)((end - now) % 1000000000);
+		nanosleep(&d, NULL);
+	}
+}
 
 typedef struct {
 	uint64_t key, gen;       /* gen 0: empty */
@@ -1027,6 +1094,16 @@ static struct {
 	size_t mask;             /* slots - 1 */
 	unsigned next_way;
 } tvc;
+
+/* This process's own clean: no view trusts the log it read before. */
+static void lease_drop(void)
+{
+	unsigned i;
+
+	for (i = 0; i < VIEWS_MAX; i++) {
+		tvc.views[i].trust_until = 0;
+	}
+}
 
 /* The view of the entry key's server, or NULL when versions are not
  * cached (hint_memory 0, or no memory). */
@@ -1077,6 +1154,7 @@ static tcm_view *view_of(tcm_state *st, tcm_conn *cn, const char *ekey, size_t e
 		tvc.views[i].epoch = 0;
 		tvc.views[i].seq = 0;
 		tvc.views[i].gen = ++tvc.gen;
+		tvc.views[i].trust_until = 0;
 	}
 	st->vconn = cn;
 	st->vid = id;
@@ -1403,6 +1481,7 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	tcm_view *view;
 	char *raw[2];
 	size_t rawlen[2], n = 2, j, np = 0, nmiss = 0;
+	int64_t t0 = 0;
 	clog_t log;
 	keyset ks, tk;
 	/* the first mget's keys when it asks for no tag key: the entry, the log */
@@ -1410,7 +1489,7 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	size_t lens2[2];
 	uint64_t vers2[2];
 	char have2[2];
-	int r, have_log, same = 0;
+	int r, have_log, same = 0, trusted = 0;
 
 	if (!cn) {
 		return TC_ERR;
@@ -1438,19 +1517,33 @@ static int fetch_entry(tcm_state *st, tc_str id, int allow_expired, rec_t *rec, 
 	if (nmiss > 0) {
 		n = first_keys(st, view, hint, &ks, 2 + nmiss);
 	}
+	if (view) {
+		/* before the request is sent: the lease a log read now gives */
+		t0 = lease_now();
+		trusted = nmiss == 0 && view->epoch != 0 && t0 < view->trust_until;
+	}
 	/* raw[]: in the handle's result buffers until its next mget that
-	 * takes values whole (the second read below takes none) */
-	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, n, ks.vers, ks.have, 2, raw, rawlen);
+	 * takes values whole (the second read below takes none). Within the
+	 * view's lease, the entry alone: the log read at the lease's start
+	 * stands for the log (n stays 2: no tag key was asked for) */
+	r = mget(st, cn, ekey, *eklen, ks.keys, ks.lens, trusted ? 1 : n, ks.vers, ks.have, 2, raw, rawlen);
 	if (r != TC_OK) {
 		keyset_free(&ks);
 		return TC_ERR;
 	}
-	have_log = clog_parse(raw[1], rawlen[1], &log) == 0;
-	if (view) {
+	if (trusted) {
+		st->lease_loads++;
+		have_log = 1;
+		log.epoch = view->epoch;
+	} else {
+		have_log = clog_parse(raw[1], rawlen[1], &log) == 0;
+	}
+	if (view && !trusted) {
 		uint64_t gen = view->gen, seq = view->seq;
 
 		/* the log first, then what was read after it */
 		view_observe(view, have_log ? &log : NULL);
+		view->trust_until = have_log ? t0 + lease_ns() : 0;
 		if (view->gen != gen || view->seq != seq) {
 			same = 0;   /* it named cleans, or forgot every version: check_image() looks again */
 		}
@@ -1625,6 +1718,8 @@ static int log_for_save(tcm_state *st, tcm_conn *cn, const char *group, size_t g
 		len = clog_build(buf, e, 0, NULL, 0);
 		rc = raw ? memcached_set_by_key(cn->mc, group, glen, key, klen, buf, len, 0, 0)
 		         : memcached_add_by_key(cn->mc, group, glen, key, klen, buf, len, 0, 0);
+		lease_drop();
+		lease_wait(lease_now());   /* a log written anew: every reader's lease out first */
 		if (attempt > 0) {
 			free(raw);
 		}
@@ -1660,6 +1755,7 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 	tcm_view *view = view_of(st, cn, group, glen);
 	char *raw;
 	size_t rawlen, i, j, m = 1, cached = 0;
+	int64_t t0;
 	clog_t log;
 	int cache, r;
 	keyset rs;   /* the keys read: borrowed from ks; rs.want[j] = their index in ks */
@@ -1694,6 +1790,7 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 			rs.want[m++] = i;
 		}
 	}
+	t0 = lease_now();
 	if (mget(st, cn, group, glen, rs.keys, rs.lens, m, rs.vers, rs.have, 1, &raw, &rawlen) != TC_OK) {
 		if (rs.keys != ks->keys) {
 			keyset_free(&rs);
@@ -1709,6 +1806,7 @@ static int versions_for_save(tcm_state *st, tcm_conn *cn, const char *group, siz
 	cache = clog_parse(raw, rawlen, &log) == 0;
 	if (view) {
 		view_observe(view, cache ? &log : NULL);
+		view->trust_until = cache ? t0 + lease_ns() : 0;
 	}
 	r = log_for_save(st, cn, group, glen, ks->keys[0], ks->lens[0], raw, rawlen, epoch);   /* raw: borrowed */
 	if (r == TC_OK && cached) {
@@ -2117,10 +2215,12 @@ static int mc_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 	if (!cn) {
 		return TC_ERR;
 	}
+	lease_drop();   /* this process's next load reads the log */
 	if (mode == TC_CLEAN_ALL) {
 		char log[CLOG_HDR];
 
 		ret = bump(st, cn, key, make_key(st, 'c', NULL, 0, key), log, clog_build(log, new_version(), 0, NULL, 0));
+		lease_wait(lease_now());   /* acknowledged (or failed: it may have landed): every lease out */
 	} else if (ntags > 0) {
 		uint64_t *th = malloc(ntags * sizeof(*th));
 
@@ -2140,6 +2240,7 @@ static int mc_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t nta
 		if (log_append(st, cn, key, make_key(st, 'c', NULL, 0, key), th, ntags) != TC_OK) {
 			ret = TC_ERR;
 		}
+		lease_wait(lease_now());   /* after the last server's append (and trim): every lease out */
 		free(th);
 	}
 	st->cleans++;
@@ -2274,6 +2375,7 @@ static void mc_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "collisions", st->collisions);
 	emit(ctx, "reconnects", st->reconnects);
 	emit(ctx, "second_reads", st->second_reads);
+	emit(ctx, "lease_loads", st->lease_loads);
 	/* the per-process hint table (shared by the instances of the process) */
 	emit(ctx, "hint_entries", (int64_t)hints.count);
 	emit(ctx, "hint_bytes", (int64_t)hints.used);

@@ -77,6 +77,7 @@ typedef struct {
 	char *held;                    /* a record kept while PHP allocates; freed by the next call */
 	int64_t hits, misses, saves, removes, cleans, errors, too_large, collisions, reconnects;
 	int64_t second_reads;           /* loads whose tag hint was missing or wrong: two round trips */
+	int64_t lease_loads;            /* loads that asked for the entry alone, within the log's lease */
 	/* from the prefix, set by mc_open() (tcm_state_prepare()) */
 	size_t plen;                   /* strlen(cfg.prefix) */
 	uint64_t phash;                /* the prefix's hash: a view's identity (view_of()) */

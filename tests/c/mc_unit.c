@@ -168,12 +168,14 @@ static void test_clean_log(void)
 	EXPECT(tc_test_mc_log_observe(0, 0, NULL, 0, 1) == 0 && tc_test_mc_log_get(h2, &ver, &old) == 0,
 	       "a missing log kept h2");
 	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of version 0 parses");
-	junk[1] = 3;
+	junk[1] = 4;
 	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of epoch 0 parses");
 	junk[8] = 1;
 	junk[1] = 2;
 	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of layout 2 (entry keys e:<id>) parses");
 	junk[1] = 3;
+	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) != 0, "a log of layout 3 (its readers held no lease) parses");
+	junk[1] = 4;
 	EXPECT(tc_test_mc_log_parse(junk, sizeof(junk)) == 0, "a log of epoch 1, no cleans, does not parse");
 	{
 		char longer[24 + 8 + 3] = {0};

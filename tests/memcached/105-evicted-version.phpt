@@ -33,13 +33,28 @@ tcr_same("a2", $b->load("A"), "and where the old version was cached: it differs,
 tcr_same(true, $nc->clean("matchingAnyTag", ["T1"]), "clean(T1)");
 tcr_same([false, false], [$b->load("A"), $nc->load("A")], "A is a miss everywhere");
 $b->save("a3", "A", ["T1"]);
+/* A write of the log that is not a clean (an eviction, a flush, another
+ * program) does not wait out the readers' leases on the log: a process sees
+ * it once the lease it took at its last read of the log ran out (1 ms). */
+function until_miss(TagCache\Memcached $b, string $id): bool
+{
+    $end = microtime(true) + 10;
+    while ($b->load($id) !== false) {
+        if (microtime(true) > $end) {
+            return false;
+        }
+    }
+    return true;
+}
 tcr_same("DELETED\r\n", tcm_cmd($p, "delete ev:c"), "the clean log (the namespace's epoch) is gone");
+tcr_same(true, until_miss($b, "C"), "C is a miss once this process's lease on the log ran out");
 tcr_same([false, false, false], [$b->load("A"), $b->load("B"), $b->load("C")], "every entry of the namespace is a miss");
 tcr_same([false, false], [$nc->load("A"), $nc->load("B")], "for every instance");
 $b->save("c2", "C");
 tcr_same("c2", $b->load("C"), "saves work again");
 tcr_same("c2", $nc->load("C"), "for every instance");
 tcr_same("STORED\r\n", tcm_cmd($p, "set ev:c 0 0 5\r\nhello"), "another program wrote the log's key");
+tcr_same(true, until_miss($b, "C"), "C is a miss once the lease ran out");
 tcr_same(false, $b->load("C"), "a log that is not ours: a miss");
 $b->save("c3", "C", ["T2"]);
 tcr_same("c3", $b->load("C"), "a save makes a new log");
@@ -63,11 +78,13 @@ ok: and where the old version was cached: it differs, so it is read again
 ok: clean(T1)
 ok: A is a miss everywhere
 ok: the clean log (the namespace's epoch) is gone
+ok: C is a miss once this process's lease on the log ran out
 ok: every entry of the namespace is a miss
 ok: for every instance
 ok: saves work again
 ok: for every instance
 ok: another program wrote the log's key
+ok: C is a miss once the lease ran out
 ok: a log that is not ours: a miss
 ok: a save makes a new log
 ok: clean(T2)

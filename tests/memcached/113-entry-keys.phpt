@@ -1,5 +1,5 @@
 --TEST--
-Entry keys are the prefix and 11 characters of the id's hash whatever the id (layout 3: every load reads its key back, and libmemcached parses it a byte at a time); a clean log of layout 2 is not ours
+Entry keys are the prefix and 11 characters of the id's hash whatever the id (layout 3 and 4: every load reads its key back, and libmemcached parses it a byte at a time); a clean log of layout 2 or 3 (one whose readers held no lease) is not ours
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -45,16 +45,21 @@ foreach ($ids as $n => $id) {
 }
 tcr_check($ok, "every id loads");
 
-/* the log, rewritten with layout 2's version byte: not ours, every entry a miss */
+/* the log, rewritten with the version byte of layout 2, then 3: not ours, every entry a miss */
 $reply = (string)tcm_cmd($p, "get ek:c");
 tcr_check(preg_match('/^VALUE ek:c 0 (\d+)\r\n/', $reply, $m) === 1, "the log is there");
 $log = substr($reply, strlen($m[0]), (int)$m[1]);
 tcr_same("C", $log[0], "the log's magic");
-$log[1] = "\x02";
-tcr_same("STORED\r\n", tcm_cmd($p, "set ek:c 0 0 " . strlen($log) . "\r\n" . $log), "the log rewritten as layout 2");
-tcr_same(false, (new TagCache\Memcached(["servers" => "127.0.0.1:$p", "prefix" => "ek:"]))->load("a"), "an entry under a log of layout 2 is a miss");
-tcr_same(true, $b->save("again", "a", ["T1"]), "a save makes a log of layout 3 again");
-tcr_same("again", (new TagCache\Memcached(["servers" => "127.0.0.1:$p", "prefix" => "ek:"]))->load("a"), "and the entry loads");
+foreach (["\x02" => 2, "\x03" => 3] as $byte => $layout) {
+    $log[1] = $byte;
+    tcr_same("STORED\r\n", tcm_cmd($p, "set ek:c 0 0 " . strlen($log) . "\r\n" . $log), "the log rewritten as layout $layout");
+    // an instance of a view of its own (its timeout): it holds no lease on the log
+    // (a process sees a log written by other means than a clean once its lease ran out: test 105)
+    $fresh = ["servers" => "127.0.0.1:$p", "prefix" => "ek:", "timeout" => $layout];
+    tcr_same(false, (new TagCache\Memcached($fresh))->load("a"), "an entry under a log of layout $layout is a miss");
+    tcr_same(true, $b->save("again", "a", ["T1"]), "a save makes a log of layout 4 again");
+    tcr_same("again", (new TagCache\Memcached($fresh))->load("a"), "and the entry loads");
+}
 ?>
 --CLEAN--
 <?php
@@ -71,5 +76,9 @@ ok: the log is there
 ok: the log's magic
 ok: the log rewritten as layout 2
 ok: an entry under a log of layout 2 is a miss
-ok: a save makes a log of layout 3 again
+ok: a save makes a log of layout 4 again
+ok: and the entry loads
+ok: the log rewritten as layout 3
+ok: an entry under a log of layout 3 is a miss
+ok: a save makes a log of layout 4 again
 ok: and the entry loads
