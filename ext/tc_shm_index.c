@@ -252,6 +252,14 @@ uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k)
 	return member_link(m, t, k, s) ? s : 0;
 }
 
+/* A tracing build's counts (tc_shm.c, -DTC_SHM_TRACE). */
+#ifdef TC_SHM_TRACE
+extern uint64_t tc_tr_compacts, tc_tr_reallocs, tc_tr_drops, tc_tr_compact_members;
+#define TR_COUNT(c) ((c)++)
+#else
+#define TR_COUNT(c) ((void)0)
+#endif
+
 /* Drops the members that no longer hold, keeping the order of the rest
  * (their links follow them). The live count must come out as recorded;
  * if not, the segment is marked for repair. The member test is
@@ -271,6 +279,10 @@ static void tag_compact(tc_shm_map *m, tc_ref t)
 	unsigned char *const heap = m->heap;
 	uint32_t k, n = 0;
 
+	TR_COUNT(tc_tr_compacts);
+#ifdef TC_SHM_TRACE
+	tc_tr_compact_members += count;  /* members walked */
+#endif
 	for (k = 0; k < count; k++) {
 		const uint32_t s = arr[k];
 		const tc_blk *b;
@@ -322,6 +334,7 @@ static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
 	if (!a) {
 		return -1;
 	}
+	TR_COUNT(tc_tr_reallocs);
 	T = TC_TAGREC(TC_BLK(m, t));
 	if (T->arr) {
 		memcpy(TC_TARR(TC_BLK(m, a)), TC_TARR(TC_BLK(m, T->arr)), (size_t)T->count * 4);
@@ -371,6 +384,7 @@ void tc_tag_drop(tc_shm_map *m, tc_ref t)
 	tc_ref *p = &m->tagbuckets[T->hash & m->tbmask];
 	uint32_t steps = 0;
 
+	TR_COUNT(tc_tr_drops);
 	while (*p && *p != t && ++steps < m->heap_units) {
 		p = &TC_TAGREC(TC_BLK(m, *p))->next;
 	}

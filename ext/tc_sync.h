@@ -90,18 +90,63 @@ static inline void tc_backoff(int attempt)
 /* now + t seconds on the realtime clock (tc_util.c) */
 void tc_deadline(struct timespec *ts, double t);
 
-/* The robust process-shared write lock: tried first, then (wait) waited
- * for up to timeout seconds. 0: held; 0 with *owner_died: held, from a
- * holder that died (EOWNERDEAD): the caller recovers what it left, then
- * calls pthread_mutex_consistent(); EBUSY (not wait), ETIMEDOUT or another
- * error number: not held, and err (TC_ERRBUF bytes, may be NULL) says why
- * for `what`. */
-static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, int *owner_died,
-                                 const char *what, char *err, size_t errlen)
+static inline uint64_t tc_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A locker's spin before it sleeps: the lock tried again whenever its word
+ * says free, for up to spin_ns of the monotonic clock. The trylock's
+ * result (0, EOWNERDEAD, ...), or EBUSY when it is still held then. Only
+ * a free lock is tried (glibc's lock word is 0 then), so spinners read
+ * the line and do not bounce it with failed CASes. */
+static inline int tc_lock_spin(pthread_mutex_t *mu, uint64_t spin_ns)
+{
+	uint64_t end = tc_mono_ns() + spin_ns;
+	unsigned i;
+
+	for (;;) {
+		for (i = 0; i < 16; i++) {
+#if defined(__GLIBC__)
+			if (__atomic_load_n(&mu->__data.__lock, __ATOMIC_RELAXED) == 0)
+#endif
+			{
+				int r = pthread_mutex_trylock(mu);
+
+				if (r != EBUSY) {
+					return r;
+				}
+			}
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#elif defined(__aarch64__)
+			__asm__ __volatile__("yield");
+#endif
+		}
+		if (tc_mono_ns() >= end) {
+			return EBUSY;
+		}
+	}
+}
+
+/* The robust process-shared write lock: tried first, then (wait) spun for
+ * up to spin_ns (0: none) and waited for up to timeout seconds in all.
+ * 0: held; 0 with *owner_died: held, from a holder that died (EOWNERDEAD):
+ * the caller recovers what it left, then calls pthread_mutex_consistent();
+ * EBUSY (not wait), ETIMEDOUT or another error number: not held, and err
+ * (TC_ERRBUF bytes, may be NULL) says why for `what`. */
+static inline int tc_robust_lock_spin(pthread_mutex_t *mu, double timeout, int wait, uint64_t spin_ns,
+                                      int *owner_died, const char *what, char *err, size_t errlen)
 {
 	int r = pthread_mutex_trylock(mu);
 
 	*owner_died = 0;
+	if (r == EBUSY && wait && spin_ns) {
+		r = tc_lock_spin(mu, spin_ns);
+	}
 	if (r == EBUSY && wait) {
 		struct timespec ts;
 
@@ -122,6 +167,13 @@ static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, 
 		}
 	}
 	return r;
+}
+
+/* The same without a spin: the first sleep on the futex comes at once. */
+static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, int *owner_died,
+                                 const char *what, char *err, size_t errlen)
+{
+	return tc_robust_lock_spin(mu, timeout, wait, 0, owner_died, what, err, errlen);
 }
 
 /* ------------------------------------------------------ slot free list */
