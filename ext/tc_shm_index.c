@@ -433,6 +433,13 @@ void tc_tag_release(tc_shm_map *m, tc_ref t)
 	}
 }
 
+/* Prefetch distance of a clean's walks, in members: far enough ahead that
+ * the slot's line and then the entry's arrive by the time they are read
+ * (at 1,000,000 records every one is a miss to memory, and the members'
+ * entries are independent of each other), near enough that the lines of
+ * 2 x this many members stay cached. */
+#define TC_PF_AHEAD 8
+
 /* Inside an odd window of its stripe (or of the whole index): take the
  * entry out of the index, free its block. Its links to tag `skip` (not 0)
  * are not released: the count of them is returned, for a caller that
@@ -509,6 +516,25 @@ static size_t remove_windowed(tc_shm_map *m, const uint32_t *ids, size_t n, cons
 			/* removing one entry changes no other entry's block (a
 			 * free coalesces free neighbours only) */
 			tc_ref r = m->slots[ids[i] - 1].blk;
+
+			if (i + TC_PF_AHEAD < n) {
+				/* what the removal TC_PF_AHEAD later touches that the
+				 * selection did not: the bucket, the block's neighbours */
+				const tc_slot *ps = &m->slots[ids[i + TC_PF_AHEAD] - 1];
+				tc_ref pr = ps->blk;
+
+				__builtin_prefetch(&m->buckets[ps->hash & m->bmask]);
+				if (pr >= 1 && pr < m->heap_units - 1) {
+					const tc_blk *pb = TC_BLK(m, pr);
+
+					if (pb->size < m->heap_units - pr) {
+						__builtin_prefetch(TC_BLK(m, pr + pb->size), 1);
+					}
+					if (pb->prev <= pr) {
+						__builtin_prefetch(TC_BLK(m, pr - pb->prev), 1);
+					}
+				}
+			}
 
 			e = r ? TC_ENTRY(TC_BLK(m, r)) : NULL;
 		} else {
@@ -655,6 +681,36 @@ static uint32_t blk_size_nolock(const tc_shm_map *m, tc_ref r, uint16_t type, ui
 
 #define TAG_UNSURE ((tc_ref)-1)
 
+/* Without the lock, ahead of a member walk (arr of count members): the
+ * slot of member k + 2 x TC_PF_AHEAD, and the block (its header, entry and
+ * first links) of member k + TC_PF_AHEAD, whose slot was asked for
+ * earlier. Hints only: a prefetch never faults, and what it reads is
+ * bounds-checked as the walk itself checks it. */
+static inline void clean_prefetch(const tc_shm_map *m, const uint32_t *arr, uint32_t k, uint32_t count)
+{
+	uint32_t s;
+
+	if (k + 2 * TC_PF_AHEAD < count) {
+		s = __atomic_load_n(&arr[k + 2 * TC_PF_AHEAD], __ATOMIC_RELAXED);
+		if (s >= 1 && s <= m->nslots) {
+			__builtin_prefetch(&m->slots[s - 1]);
+		}
+	}
+	if (k + TC_PF_AHEAD < count) {
+		s = __atomic_load_n(&arr[k + TC_PF_AHEAD], __ATOMIC_RELAXED);
+		if (s >= 1 && s <= m->nslots) {
+			tc_ref r = __atomic_load_n(&m->slots[s - 1].blk, __ATOMIC_RELAXED);
+
+			if (r >= 1 && r + 8 < m->heap_units) {
+				const unsigned char *b = (const unsigned char *)TC_BLK(m, r);
+
+				__builtin_prefetch(b);
+				__builtin_prefetch(b + 64);
+			}
+		}
+	}
+}
+
 /* Without the lock: the record of tag `name` (hash h) by a reader's
  * rules, 0 when there is none, TAG_UNSURE when what it met made no sense
  * (a writer in the middle, a chain longer than 64). */
@@ -748,6 +804,8 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	p->link = p->pos + count;
 	for (k = 0; k < count; k++) {
 		uint32_t s = __atomic_load_n(&arr[k], __ATOMIC_RELAXED), j, nt;
+
+		clean_prefetch(m, arr, k, count);
 		const tc_link *l;
 		const tc_entry *e;
 		tc_ref r;
