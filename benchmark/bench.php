@@ -38,6 +38,9 @@ What runs
   --ops=N              use the first N ops of each client's list (default all 400,000:
                        Shm and File then run for over a second; --list-ops=N longer lists)
   --no-refill          a read miss is not followed by an (untimed) save of the record
+  --clean-trace=DIR    each client writes its cleans one by one to DIR (getrusage around
+                       each; a -DTC_SHM_TRACE build of the extension adds its lock trace);
+                       php benchmark/clean-trace.php DIR sums them up
   --no-latency --no-scaling --no-growth      skip a part
   --only-ops           skip latency, scaling and growth
   --scaling=1,2,4,8    client counts for the scaling table; --scaling-ops=N (20000);
@@ -278,6 +281,13 @@ if (function_exists('pcntl_async_signals')) {
 $data = Dataset::ensure($dataDir, $params, isset($opt['force']), $log);
 $runner = new Runner($ctx, $data, \Closure::fromCallable($log));
 $runner->refill = !isset($opt['no-refill']);
+if (isset($opt['clean-trace'])) {
+    $runner->cleanTrace = rtrim((string)$opt['clean-trace'], '/');
+    if (!is_dir($runner->cleanTrace) && !@mkdir($runner->cleanTrace, 0700, true)) {
+        fwrite(STDERR, "cannot create {$runner->cleanTrace}\n");
+        exit(2);
+    }
+}
 
 $needs = [];
 foreach ($backends as $b) {

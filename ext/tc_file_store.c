@@ -397,7 +397,7 @@ static int lock_index(tc_file *f, char *err, int wait)
 			return TC_ERR;
 		}
 		/* the robust lock shared with shm (tc_sync.h) */
-		r = wait == 2 ? tc_robust_lock_spin(&s->ix.hdr->lock, t, TCF_CLEAN_SPIN_NS, &owner_died, s->dir, err, TC_ERRBUF)
+		r = wait == 2 ? tc_robust_lock_spin(&s->ix.hdr->lock, t, 1, TCF_CLEAN_SPIN_NS, &owner_died, s->dir, err, TC_ERRBUF)
 		             : tc_robust_lock(&s->ix.hdr->lock, t, wait, &owner_died, s->dir, err, TC_ERRBUF);
 		if (r != 0) {
 			return TC_ERR;

@@ -35,7 +35,63 @@
 #define LOCK_PROF_FREE() ((void)0)
 #endif
 
+/* A tracing build's record (-DTC_SHM_TRACE, never the default): per
+ * process, the last write-locked call (how long it waited for the lock,
+ * who held it, how long it held it, what a clean removed) and histograms
+ * of wait and hold times per kind of call, shown by stats() as trace_*
+ * (benchmark analysis, TECHNOTES "Where the time goes"). */
+#ifdef TC_SHM_TRACE
+#include <unistd.h>
+enum { TR_OTHER, TR_SAVE, TR_CLEAN, TR_SAVE_ARR, TR_KINDS };  /* TR_SAVE_ARR: a save that compacted or
+                                                               reallocated a member array */
+#define TR_BUCKETS 24  /* log2 of ns: bucket b holds [2^b, 2^(b+1)) */
+static struct {
+	int kind;          /* of the call in progress */
+	uint64_t t_call;   /* the call's start */
+	uint64_t t_acq;
+	/* the last locked call */
+	uint64_t lkind, wait_ns, hold_ns, contended, holder_kind, holder_pid, holder_acq_ns, wake_ns, call_ns;
+	uint64_t pre_ns, removed, members, pre, prev_rel_ns;
+	uint64_t call_compacts, call_compact_members, call_reallocs;
+	uint64_t t_call_abs, t_rel_abs, waiters_at_unlock;
+} tr;
+static uint64_t tr_hold[TR_KINDS][TR_BUCKETS], tr_wait[TR_KINDS][TR_BUCKETS], tr_n[TR_KINDS], tr_cont[TR_KINDS];
+uint64_t tc_tr_compacts, tc_tr_reallocs, tc_tr_drops, tc_tr_compact_members;
+static uint64_t tr_c0, tr_m0, tr_r0;
+
+static uint64_t tr_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int tr_bucket(uint64_t ns)
+{
+	int b = ns ? 63 - __builtin_clzll(ns) : 0;
+
+	return b >= TR_BUCKETS ? TR_BUCKETS - 1 : b;
+}
+#define TR_KIND(k) (tr.kind = (k), tr.t_call = tr_now(), tr_c0 = tc_tr_compacts, tr_m0 = tc_tr_compact_members, \
+                    tr_r0 = tc_tr_reallocs)
+#else
+#define TR_KIND(k) ((void)0)
+#endif
+
 /* ---------------------------------------------------------------- lock */
+
+/* How long a writer spins (the lock tried whenever it is seen free) before
+ * it sleeps on the futex: a sleeper is woken by the holder's unlock, and
+ * on 2 CPUs under 4 clients the wakee then takes the unlocker's CPU (a
+ * clean then waits a time slice to return) or waits one itself for a CPU
+ * (TECHNOTES "Where the time goes", session 9). Holds are 0.3-2 us for a
+ * save and 4-10 us for a clean, up to some tens of us when an interrupt
+ * comes in the middle; a holder descheduled for milliseconds costs each
+ * waiter this spin, then the sleep. */
+#ifndef TC_SHM_SPIN_NS
+#define TC_SHM_SPIN_NS 50000
+#endif
 
 /* The file's size against the mapping's (tc_shm_fresh: one fstat), once
  * per second of the coarse clock here; a new object and every request
@@ -74,7 +130,39 @@ static int wlock_(tc_shm *s, char *err, int wait)
 		LOCK_PROF_FREE();
 		pthread_mutex_unlock(&m->hdr->lock);
 	}
-	r = tc_robust_lock(&m->hdr->lock, t, wait, &owner_died, m->path, err, TC_ERRBUF);
+#ifdef TC_SHM_TRACE
+	{
+		/* glibc's mutex fields: the holder's tid, the waiters bit */
+		static int64_t spin = -1;
+		uint64_t t0 = tr_now(), owner = __atomic_load_n(&m->hdr->lock.__data.__owner, __ATOMIC_RELAXED);
+
+		tr.holder_kind = owner ? m->hdr->tr_kind : 0;
+		tr.holder_pid = owner ? m->hdr->tr_pid : 0;
+		tr.holder_acq_ns = owner ? t0 - m->hdr->tr_acq_ns : 0;
+		if (spin < 0) {
+			const char *e = getenv("TC_TRACE_SPIN_NS");  /* a tracing build's experiments */
+
+			spin = e ? atoll(e) : TC_SHM_SPIN_NS;
+		}
+		r = tc_robust_lock_spin(&m->hdr->lock, t, wait, (uint64_t)spin, &owner_died, m->path, err, TC_ERRBUF);
+		tr.t_acq = tr_now();
+		tr.lkind = (uint64_t)tr.kind;
+		tr.contended = owner != 0;
+		tr.wait_ns = tr.t_acq - t0;
+		tr.prev_rel_ns = m->hdr->tr_rel_ns;
+		tr.wake_ns = owner && m->hdr->tr_rel_ns > t0 ? tr.t_acq - m->hdr->tr_rel_ns : 0;
+		if (r == 0) {
+			m->hdr->tr_kind = (uint32_t)tr.kind;
+			m->hdr->tr_pid = (uint32_t)getpid();
+			m->hdr->tr_acq_ns = tr.t_acq;
+			tr_n[tr.kind]++;
+			tr_cont[tr.kind] += tr.contended;
+			tr_wait[tr.kind][tr_bucket(tr.wait_ns)]++;
+		}
+	}
+#else
+	r = tc_robust_lock_spin(&m->hdr->lock, t, wait, TC_SHM_SPIN_NS, &owner_died, m->path, err, TC_ERRBUF);
+#endif
 	if (r == 0 && owner_died) {
 		LOCK_PROF_HELD();
 		m->held = 1;
@@ -121,6 +209,26 @@ static void wunlock(tc_shm_map *m)
 	}
 	m->held = 0;
 	LOCK_PROF_FREE();
+#ifdef TC_SHM_TRACE
+	{
+		uint64_t t1 = tr_now();
+
+		tr.hold_ns = t1 - tr.t_acq;
+		tr.call_ns = t1 - tr.t_call;
+		tr.t_call_abs = tr.t_call;
+		tr.t_rel_abs = t1;
+		tr.waiters_at_unlock = (__atomic_load_n(&m->hdr->lock.__data.__lock, __ATOMIC_RELAXED) & 0x80000000u) != 0;
+		tr.call_compacts = tc_tr_compacts - tr_c0;
+		tr.call_compact_members = tc_tr_compact_members - tr_m0;
+		tr.call_reallocs = tc_tr_reallocs - tr_r0;
+		if (tr.kind == TR_SAVE && (tr.call_compacts || tr.call_reallocs)) {
+			tr.kind = TR_SAVE_ARR;
+		}
+		tr_hold[tr.kind][tr_bucket(tr.hold_ns)]++;
+		m->hdr->tr_rel_ns = t1;
+		tr.kind = TR_OTHER;
+	}
+#endif
 	pthread_mutex_unlock(&m->hdr->lock);
 }
 
@@ -424,6 +532,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 	int tries, rc = TC_ERR, pre = 0, same = 0;
 	tc_tags_pre tp;
 
+	TR_KIND(TR_SAVE);
 	need = tc_entry_bytes(ntags, id.len, data.len, tnlen);
 	/* An entry that cannot fit even in an empty heap fails before
 	 * anything is touched: no eviction for nothing. */
@@ -752,12 +861,19 @@ static int clean_(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags
 	/* A one-tag clean selects its entries before it takes the lock (the
 	 * lock is what every other writer waits for): under it the selection
 	 * is used if no member was added or moved since, else made again. */
+	TR_KIND(TR_CLEAN);
 	if (one && fresh(m, tc_now_coarse(), err) == TC_OK) {
 		have_pre = tc_clean_tag_pre(m, p1, (uint32_t)tags[0].len, h1, &pre);
 		if (have_pre) {
 			tc_crash_point("clean_preselected");
 		}
 	}
+#ifdef TC_SHM_TRACE
+	tr.pre_ns = tr_now() - tr.t_call;
+	tr.members = have_pre ? pre.count : 0;
+	tr.removed = 0;
+	tr.pre = 0;
+#endif
 	if (wlock(s, err) != TC_OK) {
 		free(pre.ids);
 		return TC_ERR;
@@ -786,10 +902,19 @@ static int clean_(void *st, tc_clean_mode mode, const tc_str *tags, size_t ntags
 			n = 0;
 		} else if (have_pre && tc_clean_tag_use(m, t, &pre, "clean_tag", g, &n)) {
 			m->hdr->pre_kept++;
+#ifdef TC_SHM_TRACE
+			tr.pre = 1;
+#endif
 		} else {
 			m->hdr->pre_redone += have_pre;
 			n = tc_clean_tag(m, t, "clean_tag", g, &oom);
+#ifdef TC_SHM_TRACE
+			tr.pre = have_pre ? 2 : 3;
+#endif
 		}
+#ifdef TC_SHM_TRACE
+		tr.removed = n;
+#endif
 		free(pre.ids);
 		if (oom) {
 			wunlock(m);
@@ -1035,6 +1160,53 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "cleans_reselected", (int64_t)H->pre_redone);
 	emit(ctx, "saves_tags_preselected", (int64_t)H->tpre_kept);
 	emit(ctx, "saves_tags_reselected", (int64_t)H->tpre_redone);
+#ifdef TC_SHM_TRACE
+	{
+		static const char *const kn[TR_KINDS] = {"other", "save", "clean", "savearr"};
+		char k[64];
+		int i, b;
+
+		emit(ctx, "trace_kind", (int64_t)tr.lkind);
+		emit(ctx, "trace_wait_ns", (int64_t)tr.wait_ns);
+		emit(ctx, "trace_hold_ns", (int64_t)tr.hold_ns);
+		emit(ctx, "trace_call_ns", (int64_t)tr.call_ns);
+		emit(ctx, "trace_pre_ns", (int64_t)tr.pre_ns);
+		emit(ctx, "trace_contended", (int64_t)tr.contended);
+		emit(ctx, "trace_holder_kind", (int64_t)tr.holder_kind);
+		emit(ctx, "trace_holder_pid", (int64_t)tr.holder_pid);
+		emit(ctx, "trace_holder_acq_ns", (int64_t)tr.holder_acq_ns);
+		emit(ctx, "trace_wake_ns", (int64_t)tr.wake_ns);
+		emit(ctx, "trace_removed", (int64_t)tr.removed);
+		emit(ctx, "trace_members", (int64_t)tr.members);
+		emit(ctx, "trace_pre", (int64_t)tr.pre);
+		emit(ctx, "trace_compacts", (int64_t)tc_tr_compacts);
+		emit(ctx, "trace_reallocs", (int64_t)tc_tr_reallocs);
+		emit(ctx, "trace_drops", (int64_t)tc_tr_drops);
+		emit(ctx, "trace_compact_members", (int64_t)tc_tr_compact_members);
+		emit(ctx, "trace_call_compacts", (int64_t)tr.call_compacts);
+		emit(ctx, "trace_call_compact_members", (int64_t)tr.call_compact_members);
+		emit(ctx, "trace_call_reallocs", (int64_t)tr.call_reallocs);
+		emit(ctx, "trace_t_call", (int64_t)tr.t_call_abs);
+		emit(ctx, "trace_t_rel", (int64_t)tr.t_rel_abs);
+		emit(ctx, "trace_waiters_at_unlock", (int64_t)tr.waiters_at_unlock);
+		for (i = 0; i < TR_KINDS; i++) {
+			snprintf(k, sizeof(k), "trace_n_%s", kn[i]);
+			emit(ctx, k, (int64_t)tr_n[i]);
+			snprintf(k, sizeof(k), "trace_contended_%s", kn[i]);
+			emit(ctx, k, (int64_t)tr_cont[i]);
+			for (b = 0; b < TR_BUCKETS; b++) {
+				if (tr_hold[i][b]) {
+					snprintf(k, sizeof(k), "trace_hold_%s_%d", kn[i], b);
+					emit(ctx, k, (int64_t)tr_hold[i][b]);
+				}
+				if (tr_wait[i][b]) {
+					snprintf(k, sizeof(k), "trace_wait_%s_%d", kn[i], b);
+					emit(ctx, k, (int64_t)tr_wait[i][b]);
+				}
+			}
+		}
+	}
+#endif
 }
 
 static int shm_verify(void *st, tc_emit_fn emit, void *ctx)

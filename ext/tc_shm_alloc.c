@@ -133,11 +133,12 @@ void tc_free_blk(tc_shm_map *m, tc_ref r)
 	nb = TC_BLK(m, r + size);
 	m->hdr->bytes_used -= (uint64_t)size * TC_UNIT;
 	b->type = TC_B_FREE;
-	if (nb->type == TC_B_FREE) {
+	/* never into a sentinel, whatever its type byte says */
+	if (tc_ref_ok(m, r + size) && nb->type == TC_B_FREE) {
 		unlink_free(m, r + size);
 		size += nb->size;
 	}
-	if (b->prev) {
+	if (b->prev && b->prev < r) {
 		tc_ref p = r - b->prev;
 		tc_blk *pb = TC_BLK(m, p);
 

@@ -148,6 +148,12 @@ typedef struct {
 	uint64_t pre_kept, pre_redone;  /* cleans whose selection made without
 	                                   the lock held, or had to be made again */
 	uint64_t tpre_kept, tpre_redone;  /* the same for saves' tag lookups */
+#ifdef TC_SHM_TRACE
+	/* a tracing build's (never the default): what the holder does, and
+	 * when the lock was last taken and given back (CLOCK_MONOTONIC ns) */
+	uint32_t tr_kind, tr_pid;
+	uint64_t tr_acq_ns, tr_rel_ns;
+#endif
 	tc_ref free_heads[TC_NCLASSES];
 	char pad3[64];
 	tc_stripe stripes[TC_NSTRIPES];

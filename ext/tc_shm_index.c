@@ -252,6 +252,14 @@ uint32_t tc_tag_member(const tc_shm_map *m, tc_ref t, uint32_t k)
 	return member_link(m, t, k, s) ? s : 0;
 }
 
+/* A tracing build's counts (tc_shm.c, -DTC_SHM_TRACE). */
+#ifdef TC_SHM_TRACE
+extern uint64_t tc_tr_compacts, tc_tr_reallocs, tc_tr_drops, tc_tr_compact_members;
+#define TR_COUNT(c) ((c)++)
+#else
+#define TR_COUNT(c) ((void)0)
+#endif
+
 /* Drops the members that no longer hold, keeping the order of the rest
  * (their links follow them). The live count must come out as recorded;
  * if not, the segment is marked for repair. The member test is
@@ -271,6 +279,10 @@ static void tag_compact(tc_shm_map *m, tc_ref t)
 	unsigned char *const heap = m->heap;
 	uint32_t k, n = 0;
 
+	TR_COUNT(tc_tr_compacts);
+#ifdef TC_SHM_TRACE
+	tc_tr_compact_members += count;  /* members walked */
+#endif
 	for (k = 0; k < count; k++) {
 		const uint32_t s = arr[k];
 		const tc_blk *b;
@@ -322,6 +334,7 @@ static int tag_realloc(tc_shm_map *m, tc_ref t, uint32_t cap)
 	if (!a) {
 		return -1;
 	}
+	TR_COUNT(tc_tr_reallocs);
 	T = TC_TAGREC(TC_BLK(m, t));
 	if (T->arr) {
 		memcpy(TC_TARR(TC_BLK(m, a)), TC_TARR(TC_BLK(m, T->arr)), (size_t)T->count * 4);
@@ -371,6 +384,7 @@ void tc_tag_drop(tc_shm_map *m, tc_ref t)
 	tc_ref *p = &m->tagbuckets[T->hash & m->tbmask];
 	uint32_t steps = 0;
 
+	TR_COUNT(tc_tr_drops);
 	while (*p && *p != t && ++steps < m->heap_units) {
 		p = &TC_TAGREC(TC_BLK(m, *p))->next;
 	}
@@ -418,6 +432,13 @@ void tc_tag_release(tc_shm_map *m, tc_ref t)
 		}
 	}
 }
+
+/* Prefetch distance of a clean's walks, in members: far enough ahead that
+ * the slot's line and then the entry's arrive by the time they are read
+ * (at 1,000,000 records every one is a miss to memory, and the members'
+ * entries are independent of each other), near enough that the lines of
+ * 2 x this many members stay cached. */
+#define TC_PF_AHEAD 8
 
 /* Inside an odd window of its stripe (or of the whole index): take the
  * entry out of the index, free its block. Its links to tag `skip` (not 0)
@@ -495,6 +516,25 @@ static size_t remove_windowed(tc_shm_map *m, const uint32_t *ids, size_t n, cons
 			/* removing one entry changes no other entry's block (a
 			 * free coalesces free neighbours only) */
 			tc_ref r = m->slots[ids[i] - 1].blk;
+
+			if (i + TC_PF_AHEAD < n) {
+				/* what the removal TC_PF_AHEAD later touches that the
+				 * selection did not: the bucket, the block's neighbours */
+				const tc_slot *ps = &m->slots[ids[i + TC_PF_AHEAD] - 1];
+				tc_ref pr = ps->blk;
+
+				__builtin_prefetch(&m->buckets[ps->hash & m->bmask]);
+				if (pr >= 1 && pr < m->heap_units - 1) {
+					const tc_blk *pb = TC_BLK(m, pr);
+
+					if (pb->size < m->heap_units - pr) {
+						__builtin_prefetch(TC_BLK(m, pr + pb->size), 1);
+					}
+					if (pb->prev <= pr) {
+						__builtin_prefetch(TC_BLK(m, pr - pb->prev), 1);
+					}
+				}
+			}
 
 			e = r ? TC_ENTRY(TC_BLK(m, r)) : NULL;
 		} else {
@@ -641,6 +681,36 @@ static uint32_t blk_size_nolock(const tc_shm_map *m, tc_ref r, uint16_t type, ui
 
 #define TAG_UNSURE ((tc_ref)-1)
 
+/* Without the lock, ahead of a member walk (arr of count members): the
+ * slot of member k + 2 x TC_PF_AHEAD, and the block (its header, entry and
+ * first links) of member k + TC_PF_AHEAD, whose slot was asked for
+ * earlier. Hints only: a prefetch never faults, and what it reads is
+ * bounds-checked as the walk itself checks it. */
+static inline void clean_prefetch(const tc_shm_map *m, const uint32_t *arr, uint32_t k, uint32_t count)
+{
+	uint32_t s;
+
+	if (k + 2 * TC_PF_AHEAD < count) {
+		s = __atomic_load_n(&arr[k + 2 * TC_PF_AHEAD], __ATOMIC_RELAXED);
+		if (s >= 1 && s <= m->nslots) {
+			__builtin_prefetch(&m->slots[s - 1]);
+		}
+	}
+	if (k + TC_PF_AHEAD < count) {
+		s = __atomic_load_n(&arr[k + TC_PF_AHEAD], __ATOMIC_RELAXED);
+		if (s >= 1 && s <= m->nslots) {
+			tc_ref r = __atomic_load_n(&m->slots[s - 1].blk, __ATOMIC_RELAXED);
+
+			if (r >= 1 && r + 8 < m->heap_units) {
+				const unsigned char *b = (const unsigned char *)TC_BLK(m, r);
+
+				__builtin_prefetch(b);
+				__builtin_prefetch(b + 64);
+			}
+		}
+	}
+}
+
 /* Without the lock: the record of tag `name` (hash h) by a reader's
  * rules, 0 when there is none, TAG_UNSURE when what it met made no sense
  * (a writer in the middle, a chain longer than 64). */
@@ -734,6 +804,8 @@ int tc_clean_tag_pre(tc_shm_map *m, const unsigned char *name, uint32_t len, uin
 	p->link = p->pos + count;
 	for (k = 0; k < count; k++) {
 		uint32_t s = __atomic_load_n(&arr[k], __ATOMIC_RELAXED), j, nt;
+
+		clean_prefetch(m, arr, k, count);
 		const tc_link *l;
 		const tc_entry *e;
 		tc_ref r;

@@ -251,7 +251,11 @@ int tc_shm_check(tc_shm_map *m, tc_emit_fn emit, void *ctx)
 			              (unsigned long long)H->sseq[i]);
 		}
 	}
-	/* heap chain */
+	/* heap chain, from the start sentinel (a free's backward coalesce
+	 * trusts its type) */
+	if (TC_BLK(m, 0)->type != TC_B_SENTINEL || TC_BLK(m, 0)->size != 1) {
+		tc_report_add(&R, "heap: start sentinel damaged");
+	}
 	for (r = 1; r < end;) {
 		tc_blk *b = TC_BLK(m, r);
 

@@ -90,18 +90,65 @@ static inline void tc_backoff(int attempt)
 /* now + t seconds on the realtime clock (tc_util.c) */
 void tc_deadline(struct timespec *ts, double t);
 
-/* The robust process-shared write lock: tried first, then (wait) waited
- * for up to timeout seconds. 0: held; 0 with *owner_died: held, from a
- * holder that died (EOWNERDEAD): the caller recovers what it left, then
- * calls pthread_mutex_consistent(); EBUSY (not wait), ETIMEDOUT or another
- * error number: not held, and err (TC_ERRBUF bytes, may be NULL) says why
- * for `what`. */
-static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, int *owner_died,
-                                 const char *what, char *err, size_t errlen)
+static inline uint64_t tc_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A locker's spin before it sleeps: the lock tried again whenever its word
+ * says free, for up to spin_ns of the monotonic clock. The trylock's
+ * result (0, EOWNERDEAD, ...), or EBUSY when it is still held then. Only
+ * a free lock is tried, so spinners read the line and do not bounce it
+ * with failed CASes: glibc's word holds the owner's tid in its low 30 bits
+ * (FUTEX_TID_MASK), none when it is free or when the kernel found the
+ * owner dead (FUTEX_OWNER_DIED, 0x40000000, is set then: tried at once). */
+static inline int tc_lock_spin(pthread_mutex_t *mu, uint64_t spin_ns)
+{
+	uint64_t end = tc_mono_ns() + spin_ns;
+	unsigned i;
+
+	for (;;) {
+		for (i = 0; i < 16; i++) {
+#if defined(__GLIBC__)
+			if ((__atomic_load_n(&mu->__data.__lock, __ATOMIC_RELAXED) & 0x3fffffff) == 0)
+#endif
+			{
+				int r = pthread_mutex_trylock(mu);
+
+				if (r != EBUSY) {
+					return r;
+				}
+			}
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#elif defined(__aarch64__)
+			__asm__ __volatile__("yield");
+#endif
+		}
+		if (tc_mono_ns() >= end) {
+			return EBUSY;
+		}
+	}
+}
+
+/* The robust process-shared write lock: tried first, then (wait) spun for
+ * up to spin_ns (0: none) and waited for up to timeout seconds in all.
+ * 0: held; 0 with *owner_died: held, from a holder that died (EOWNERDEAD):
+ * the caller recovers what it left, then calls pthread_mutex_consistent();
+ * EBUSY (not wait), ETIMEDOUT or another error number: not held, and err
+ * (TC_ERRBUF bytes, may be NULL) says why for `what`. */
+static inline int tc_robust_lock_spin(pthread_mutex_t *mu, double timeout, int wait, uint64_t spin_ns,
+                                      int *owner_died, const char *what, char *err, size_t errlen)
 {
 	int r = pthread_mutex_trylock(mu);
 
 	*owner_died = 0;
+	if (r == EBUSY && wait && spin_ns) {
+		r = tc_lock_spin(mu, spin_ns);
+	}
 	if (r == EBUSY && wait) {
 		struct timespec ts;
 
@@ -124,55 +171,11 @@ static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, 
 	return r;
 }
 
-/* The same lock for a caller that would rather spin than sleep: tried
- * every few pauses for up to spin_ns nanoseconds (CLOCK_MONOTONIC, a vDSO
- * read), then waited for as tc_robust_lock() does. A waiter asleep on the
- * futex is woken when the holder lets go, but must then wait for a CPU,
- * and on a busy machine the lock is usually taken again by then: others
- * take it while it sleeps (they try it before sleeping; the mutex has no
- * queue). For a rare, latency-bound caller (the file store's clean) whose
- * holders hold it for microseconds. */
-static inline int tc_robust_lock_spin(pthread_mutex_t *mu, double timeout, uint64_t spin_ns, int *owner_died,
-                                      const char *what, char *err, size_t errlen)
+/* The same without a spin: the first sleep on the futex comes at once. */
+static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, int *owner_died,
+                                 const char *what, char *err, size_t errlen)
 {
-	struct timespec ts;
-	uint64_t end = 0, now;
-	int r, i;
-
-	for (;;) {
-#ifdef __GLIBC__
-		/* a plain read of the word first: a failed trylock takes the
-		 * holder's cache line away (glibc's layout: the owner's tid in
-		 * the low 30 bits, FUTEX_TID_MASK; none when free or when the
-		 * kernel found the owner dead) */
-		if (!end || (__atomic_load_n(&mu->__data.__lock, __ATOMIC_RELAXED) & 0x3fffffff) == 0)
-#endif
-		{
-			r = pthread_mutex_trylock(mu);
-			if (r == 0 || r == EOWNERDEAD) {
-				*owner_died = r == EOWNERDEAD;
-				return 0;
-			}
-			if (r != EBUSY) {
-				break;  /* its error comes from tc_robust_lock() */
-			}
-		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-		if (!end) {
-			end = now + spin_ns;
-		} else if (now >= end) {
-			break;
-		}
-		for (i = 0; i < 16; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#else
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-#endif
-		}
-	}
-	return tc_robust_lock(mu, timeout, 1, owner_died, what, err, errlen);
+	return tc_robust_lock_spin(mu, timeout, wait, 0, owner_died, what, err, errlen);
 }
 
 /* ------------------------------------------------------ slot free list */

@@ -89,6 +89,11 @@ final class Client
             // columns are means: a few calls descheduled inside can carry
             // most of the time). Kept in ns, summarised by Runner::sum().
             $wlat = $clat = [];
+            // --clean-trace=DIR: per clean, getrusage() around it (context
+            // switches, page faults) and a tracing build's stats() trace_*
+            // (TECHNOTES "Where the time goes"); reads' time by duration.
+            $traceDir = $spec['clean_trace'] ?? null;
+            $ctrace = $rhist = [];
 
             $sock = self::barrier($spec['barrier'], $client);
             $t0 = hrtime(true);
@@ -101,7 +106,11 @@ final class Client
                         $id = $keys[$i];
                         $t = hrtime(true);
                         $v = $fe->load($id);
-                        $rt += hrtime(true) - $t;
+                        $rt += $dt = hrtime(true) - $t;
+                        if ($traceDir !== null) {
+                            $b = $dt < 2048 ? $dt >> 7 : 100 + (int)log($dt, 2);
+                            $rhist[$b] = ($rhist[$b] ?? 0) + $dt;
+                        }
                         ++$nr;
                         if ($v === false) {
                             ++$miss;
@@ -138,9 +147,13 @@ final class Client
                         }
                         $tg = [$tagList[$i]];
                         $ss = $sched ? self::sched() : null;
+                        $ru = $traceDir !== null ? getrusage() : null;
                         $t = hrtime(true);
                         $ok = $fe->clean($tg);
-                        $ct += $clat[] = hrtime(true) - $t;
+                        $ct += $clat[] = $dt = hrtime(true) - $t;
+                        if ($ru !== null) {
+                            $ctrace[] = self::cleanTrace($t, $dt, $ru, getrusage(), $inner);
+                        }
                         if ($ss) {
                             $se = self::sched();
                             $ccpu += $se[0] - $ss[0];
@@ -154,6 +167,12 @@ final class Client
                 }
             }
             $res['wall_ns'] = hrtime(true) - $t0;
+            if ($traceDir !== null) {
+                $st = $inner !== null && method_exists($inner, 'stats') ? $inner->stats() : [];
+                file_put_contents(sprintf('%s/%s-run%d-client%d.json', $traceDir, $spec['backend'], $spec['run'] ?? 1, $client),
+                    json_encode(['backend' => $spec['backend'], 'cleans' => $ctrace, 'read_ns_by_duration' => $rhist,
+                        'stats' => array_filter($st, static fn ($k) => str_starts_with($k, 'trace_'), ARRAY_FILTER_USE_KEY)]));
+            }
             $res = array_merge($res, [
                 'reads' => $nr, 'read_ns' => $rt, 'read_misses' => $miss, 'bad_values' => $bad,
                 'writes' => $nw, 'write_ns' => $wt, 'write_failures' => $wfail,
@@ -188,6 +207,26 @@ final class Client
             fclose($sock);
         }
         return $res;
+    }
+
+    /**
+     * One clean of --clean-trace: its start (hrtime) and time, getrusage()
+     * differences around it, and what a tracing build of TagCache\Shm
+     * (-DTC_SHM_TRACE) says of its last write-locked call (trace_* of
+     * stats(), without the histograms).
+     */
+    private static function cleanTrace(int $t, int $dt, array $r0, array $r1, ?object $inner): array
+    {
+        $rec = ['t0' => $t, 'lat' => $dt, 'nvcsw' => $r1['ru_nvcsw'] - $r0['ru_nvcsw'],
+            'nivcsw' => $r1['ru_nivcsw'] - $r0['ru_nivcsw'], 'minflt' => $r1['ru_minflt'] - $r0['ru_minflt']];
+        if ($inner !== null && method_exists($inner, 'stats')) {
+            foreach ($inner->stats() as $k => $v) {
+                if (str_starts_with($k, 'trace_') && !preg_match('/^trace_((hold|wait)_[a-z]+_\d+|n_|contended_)/', $k)) {
+                    $rec[substr($k, 6)] = $v;
+                }
+            }
+        }
+        return $rec;
     }
 
     /** [ns on a CPU, ns waiting on a run queue] of this process (Linux). */

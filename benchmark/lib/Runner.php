@@ -26,6 +26,8 @@ final class Runner
 
     /** A read miss is followed by an untimed save of the record, as the application would (Client). */
     public bool $refill = true;
+    /** --clean-trace=DIR: each client writes its cleans' trace there (Client::cleanTrace) */
+    public ?string $cleanTrace = null;
 
     public function __construct(
         public readonly Context $ctx,
@@ -114,6 +116,7 @@ final class Runner
         $spec = [
             'ctx' => $this->ctx->toArray(), 'backend' => $backend, 'data_dir' => $this->data->dir,
             'params' => $this->data->params, 'ops' => $opsLimit, 'refill' => $this->refill,
+            'clean_trace' => $this->cleanTrace, 'run' => $run,
         ];
         try {
             if ($mode === 'fpm') {
