@@ -31,7 +31,7 @@
 #define TCR_ADDRS_MAX   16       /* servers in a comma list */
 #define TCR_NODES_MAX   64       /* cluster masters */
 #define TCR_HDR         34       /* entry record header, see tc_redis_cmd.c */
-#define TCR_RECORD_VERSION 2
+#define TCR_RECORD_VERSION 3
 #define TCR_HASHTAG_MAX 24
 #define TCR_SCORE_SCALE 65536.0  /* a save's score: expire * 65536 + version */
 #define TCR_BUCKET_DIV  16       /* expiry bucket: 1/16 of the time left ... */
@@ -164,6 +164,7 @@ struct tcr_state {
 };
 
 /* tc_redis_conn.c */
+extern unsigned long tcr_sock_epoch;
 void tcr_conn_atfork_child(void);  /* tc_backend_redis.atfork_child */
 void tcr_conn_shutdown(void);
 double tcr_now_f(void);

@@ -183,13 +183,14 @@ static int get_f64(const char *p, double *out)
 int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only)
 {
 	uint32_t tl;
-	double score, mtime, expire;
+	double mtime, expire;
 
 	if (len < TCR_HDR || (unsigned char)p[0] != TCR_RECORD_VERSION || (unsigned char)p[1] > TCR_CODEC_ZSTD) {
 		return -1;
 	}
 	r->codec = (unsigned char)p[1];
-	if (get_f64(p + 2, &score) != 0 || get_f64(p + 10, &mtime) != 0 || get_f64(p + 26, &expire) != 0) {
+	/* bytes 2..9 are the link version: compared as bytes by the scripts */
+	if (get_f64(p + 10, &mtime) != 0 || get_f64(p + 26, &expire) != 0) {
 		return -1;
 	}
 	r->expire = (int64_t)expire;
