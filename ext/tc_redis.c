@@ -593,20 +593,57 @@ static uint64_t ttl_key(const tcr_state *st, const char *k, size_t kl)
 	uint64_t h = tcr_fnv(14695981039346656037ULL, st->addrs, sizeof(st->addrs[0]) * (size_t)st->naddrs);
 
 	h = tcr_fnv(h, &st->cfg.database, sizeof(st->cfg.database));
-	return tcr_fnv(h, k, kl) | 1;
+	h = tcr_fnv(h, k, kl);
+	/* FNV's last bytes reach few bits: mixed before the slot is taken */
+	h ^= h >> 31;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 29;
+	return h | 1;
+}
+
+/* Saves of a longer lifetime always send their EXPIREs: a clean that
+ * empties a tag key keeps its TTL only up to this (reset() in the
+ * scripts, TRUST), so that a key emptied of a forever entry's links goes. */
+#define TTL_TRUST_MAX (30 * 86400)
+
+/* The token of each id index this process saw (its anchor's value, set by
+ * the save that made the key: HSETNX). Another token means the key was
+ * made again (clean('all'), an expiry, a restart): every key of the shard
+ * may have gone with it, so nothing in ttltab is trusted any more and the
+ * save's own keys get their EXPIREs at once. */
+#define TOKTAB 256
+static struct {
+	uint64_t key;
+	char tok[16];
+} toktab[TOKTAB];
+static char my_token[17];
+
+/* two ways per set: a key sits in slot i or i ^ 1 */
+static size_t ttl_slot(uint64_t k)
+{
+	return (size_t)((k >> 20) % TTLTAB);
 }
 
 static int ttl_covered(uint64_t k, int64_t need)
 {
-	size_t i = (size_t)(k % TTLTAB);
+	size_t i = ttl_slot(k), w;
 
-	return ttltab[i].key == k && ttltab[i].epoch == tcr_sock_epoch && ttltab[i].until >= need;
+	for (w = 0; w < 2; w++, i ^= 1) {
+		if (ttltab[i].key == k) {
+			return ttltab[i].epoch == tcr_sock_epoch && ttltab[i].until >= need;
+		}
+	}
+	return 0;
 }
 
 static void ttl_note(uint64_t k, int64_t until)
 {
-	size_t i = (size_t)(k % TTLTAB);
+	size_t i = ttl_slot(k);
 
+	if (ttltab[i].key != k && (ttltab[i ^ 1].key == k || ttltab[i ^ 1].epoch != tcr_sock_epoch
+	                           || (ttltab[i].epoch == tcr_sock_epoch && ttltab[i ^ 1].until < ttltab[i].until))) {
+		i ^= 1;
+	}
 	ttltab[i].key = k;
 	ttltab[i].until = until;
 	ttltab[i].epoch = tcr_sock_epoch;
@@ -656,9 +693,10 @@ static void cmd_arg(cmd_t *c, const char *p, size_t l)
  * reply parsed by Lua. TC_MISS: not run (a redirection, a refused
  * command: the caller runs the same writes as a script).
  */
-static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const char *flags, int *ret)
+static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const char *flags, int *ret,
+                      redisReply **tokr)
 {
-	/* a: KEYS entry, index, registry, tags; ARGV id, rec, ival, ettl, kttl, flags, tags */
+	/* a: KEYS entry, index, registry, tags; ARGV id, rec, ival, ettl, kttl, flags, token, tags */
 	const char **K = a->v, **A = a->v + 3 + ntags;
 	const size_t *KL = a->l, *AL = a->l + 3 + ntags;
 	tcr_conn *cn = st->mode == TCR_CLUSTER ? tcr_cluster_node(st, st->shard_slot[shard]) : tcr_master(st);
@@ -694,12 +732,14 @@ static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const c
 		SEND();
 	}
 	c.argc = 0;
+	cmd_arg(&c, "HSETNX", 6);
+	cmd_arg(&c, K[1], KL[1]);
+	cmd_arg(&c, "", 0);
+	cmd_arg(&c, A[6], AL[6]);
+	SEND();
+	c.argc = 0;
 	cmd_arg(&c, "HSET", 4);
 	cmd_arg(&c, K[1], KL[1]);
-	if (flags[0] == '1') {
-		cmd_arg(&c, "", 0);
-		cmd_arg(&c, "", 0);
-	}
 	cmd_arg(&c, A[0], AL[0]);
 	cmd_arg(&c, A[2], AL[2]);
 	SEND();
@@ -710,7 +750,7 @@ static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const c
 		cmd_arg(&c, "", 0);
 		for (i = 0; i < ntags; i++) {
 			if (flags[2 + i] == '1') {
-				cmd_arg(&c, A[6 + i], AL[6 + i]);
+				cmd_arg(&c, A[7 + i], AL[7 + i]);
 			}
 		}
 		SEND();
@@ -739,6 +779,11 @@ static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const c
 		c.argv[3] = "GT";
 		SEND();
 	}
+	c.argc = 0;
+	cmd_arg(&c, "HGET", 4);
+	cmd_arg(&c, K[1], KL[1]);
+	cmd_arg(&c, "", 0);
+	SEND();
 	c.argc = 0;
 	cmd_arg(&c, "EXEC", 4);
 	SEND();
@@ -771,6 +816,11 @@ static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const c
 					return TC_OK;
 				}
 			}
+			if (r->elements > 0) {
+				/* the last: HGET of the id index's token */
+				*tokr = r->element[r->elements - 1];
+				r->element[r->elements - 1] = NULL;
+			}
 		}
 		tcr_reply_free(r);
 	}
@@ -780,6 +830,53 @@ static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const c
 	memcpy(st->last, cn->name, strlen(cn->name) + 1);
 	*ret = TC_OK;
 	return TC_OK;
+}
+
+/* EXPIRE NX + EXPIRE GT of the keys a save took as covered (flags '0'),
+ * after a save that found its id index made again: pipelined, replies
+ * read and dropped (a failure leaves keys without a TTL: kept, never
+ * expiring early). */
+static void push_keys(tcr_state *st, int shard, const args_t *a, size_t ntags, const char *flags)
+{
+	tcr_conn *cn = st->mode == TCR_CLUSTER ? tcr_cluster_node(st, st->shard_slot[shard]) : tcr_master(st);
+	const char *av[4];
+	size_t al[4], i, n = 0;
+
+	if (!cn || tcr_conn_ready(st, cn) != TC_OK) {
+		st->fail = 0;
+		return;
+	}
+	for (i = 0; i < ntags + 2; i++) {
+		if (flags[i] != '0') {
+			continue;
+		}
+		av[0] = "EXPIRE";
+		al[0] = 6;
+		av[1] = a->v[1 + i];
+		al[1] = a->l[1 + i];
+		/* ARGV[5], the keys' TTL (after the journal's keys, if armed) */
+		av[2] = a->v[3 + ntags + (st->jarm ? 3 : 0) + 4];
+		al[2] = a->l[3 + ntags + (st->jarm ? 3 : 0) + 4];
+		av[3] = "NX";
+		al[3] = 2;
+		if (tcr_conn_send(st, cn, 4, av, al) != TC_OK) {
+			break;
+		}
+		av[3] = "GT";
+		if (tcr_conn_send(st, cn, 4, av, al) != TC_OK) {
+			break;
+		}
+		n += 2;
+	}
+	for (i = 0; i < n; i++) {
+		redisReply *r = tcr_conn_recv(st, cn);
+
+		if (!r) {
+			break;
+		}
+		tcr_reply_free(r);
+	}
+	st->fail = 0;
 }
 
 static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t ntags,
@@ -794,6 +891,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	char *rec;
 	args_t a;
 	redisReply *r;
+	redisReply *tokr = NULL;
 	int ret = TC_ERR, evict, done = TC_MISS;
 
 	(void)err;
@@ -842,7 +940,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	for (i = 0; i < ntags + 2 && !a.oom; i++) {
 		/* index, registry, tags */
 		hk[i] = ttl_key(st, a.v[i + 1], a.l[i + 1]);
-		flags[i] = !evict && ttl_covered(hk[i], need) ? '0' : '1';
+		flags[i] = !evict && until - now <= TTL_TRUST_MAX && ttl_covered(hk[i], need) ? '0' : '1';
 	}
 	flags[ntags + 2] = '\0';
 	args_add(&a, id.p, id.len);
@@ -852,6 +950,10 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	         : (size_t)i64s(ets, expire - now + st->cfg.grace < 1 ? 1 : expire - now + st->cfg.grace));
 	args_add(&a, kts, (size_t)i64s(kts, until - now));
 	args_add(&a, flags, ntags + 2);
+	if (!my_token[0]) {
+		snprintf(my_token, sizeof(my_token), "%08x%08x", tcr_rand(), tcr_rand());
+	}
+	args_add(&a, my_token, 16);
 	for (i = 0; i < ntags; i++) {
 		args_add(&a, tags[i].p, tags[i].len);
 	}
@@ -864,7 +966,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 		return tcr_fail(st, "save: out of memory");
 	}
 	if (!st->jarm) {
-		done = save_multi(st, shard, &a, ntags, flags, &ret);
+		done = save_multi(st, shard, &a, ntags, flags, &ret, &tokr);
 	}
 	if (done == TC_MISS) {
 		/* journaled (the append rides in the script), or the transaction
@@ -873,18 +975,43 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 		r = tcr_eval(st, shard, st->jarm ? TCR_LUA_SAVE_J : TCR_LUA_SAVE, 0, (int)(3 + ntags + (st->jarm ? 3 : 0)),
 		             a.n, a.v, a.l);
 		if (r) {
-			ret = r->type == REDIS_REPLY_INTEGER ? TC_OK : tcr_reply_err(st, NULL, r, "save");
-			tcr_reply_free(r);
+			ret = r->type == REDIS_REPLY_STRING ? TC_OK : tcr_reply_err(st, NULL, r, "save");
+			if (ret == TC_OK) {
+				tokr = r;
+			} else {
+				tcr_reply_free(r);
+			}
 		}
 	}
-	free(rec);
-	args_free(&a);
 	if (ret == TC_OK) {
-		for (i = 0; i < ntags + 2; i++) {
+		size_t ti = (size_t)(hk[0] >> 24) % TOKTAB;
+		int fresh = !tokr || tokr->type != REDIS_REPLY_STRING || tokr->len != 16 || toktab[ti].key != hk[0]
+		            || memcmp(toktab[ti].tok, tokr->str, 16) != 0;
+
+		if (fresh) {
+			/* the id index was made again since this process last saw it
+			 * (or never seen): its keys' TTLs set by this process may have
+			 * gone with them */
+			tcr_sock_epoch++;
+			if (strchr(flags, '0')) {
+				push_keys(st, shard, &a, ntags, flags);
+			}
+			memset(flags, '1', ntags + 2);
+			if (tokr && tokr->type == REDIS_REPLY_STRING && tokr->len == 16) {
+				toktab[ti].key = hk[0];
+				memcpy(toktab[ti].tok, tokr->str, 16);
+			}
+		}
+		for (i = 0; i < ntags + 2 && until - now <= TTL_TRUST_MAX; i++) {
 			if (flags[i] == '1') {
 				ttl_note(hk[i], until);
 			}
 		}
+	}
+	tcr_reply_free(tokr);
+	free(rec);
+	args_free(&a);
+	if (ret == TC_OK) {
 		jarm_done(st);
 		st->saves++;
 		if (st->cfg.automatic_cleaning_factor > 0 && rand() % st->cfg.automatic_cleaning_factor == 0) {

@@ -170,6 +170,7 @@ static void sha1_hex(const char *s, size_t len, char out[41])
 static const char lua_prelude[] =
 "local NEVER = 9999999999\n"
 "local HDR = 34\n"
+"local TRUST = 1000 * (30 * 86400 + 120)\n"
 "local function n2s(x)\n"
 "  return string.format('%d', x)\n"
 "end\n"
@@ -255,7 +256,7 @@ static const char lua_prelude[] =
 "  redis.call('DEL', k)\n"
 "  if pt > 0 then\n"
 "    redis.call('SADD', k, '')\n"
-"    redis.call('PEXPIRE', k, pt)\n"
+"    redis.call('PEXPIRE', k, math.min(pt, TRUST))\n"
 "  end\n"
 "end\n"
 "local function drop(H, ik, ids)\n"
@@ -281,7 +282,7 @@ static const char lua_prelude[] =
  * its TTL, add its anchor), tags...
  */
 static const char lua_save[] =
-"local id, rec, ival, ettl, kt, fl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]\n"
+"local id, rec, ival, ettl, kt, fl, tok = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]\n"
 "local link = string.sub(ival, 1, 8) .. id\n"
 "local n = #KEYS - 3\n"
 "local reg = {}\n"
@@ -290,23 +291,20 @@ static const char lua_save[] =
 "  if string.byte(fl, 2 + i) == 49 then\n"
 "    redis.call('SADD', k, '', link)\n"
 "    push(k, kt)\n"
-"    reg[#reg + 1] = ARGV[6 + i]\n"
+"    reg[#reg + 1] = ARGV[7 + i]\n"
 "  else\n"
 "    redis.call('SADD', k, link)\n"
 "  end\n"
 "end\n"
-"if string.byte(fl, 1) == 49 then\n"
-"  redis.call('HSET', KEYS[2], '', '', id, ival)\n"
-"  push(KEYS[2], kt)\n"
-"else\n"
-"  redis.call('HSET', KEYS[2], id, ival)\n"
-"end\n"
+"redis.call('HSETNX', KEYS[2], '', tok)\n"
+"redis.call('HSET', KEYS[2], id, ival)\n"
+"if string.byte(fl, 1) == 49 then push(KEYS[2], kt) end\n"
 "if #reg > 0 or string.byte(fl, 2) == 49 then\n"
 "  redis.call('SADD', KEYS[3], '', unpack(reg))\n"
 "  push(KEYS[3], kt)\n"
 "end\n"
 "if ettl == '' then redis.call('SET', KEYS[1], rec) else redis.call('SET', KEYS[1], rec, 'EX', ettl) end\n"
-"return 1\n";
+"return redis.call('HGET', KEYS[2], '')\n";
 
 /* KEYS: entry, id index, registry; ARGV: H, id, now, grace. Its links go with it. */
 static const char lua_remove[] =
@@ -355,11 +353,18 @@ static const char lua_clean[] =
 "    drop(H, ik, ids)\n"
 "    return #ids\n"
 "  end\n"
-"  local names = redis.call('SPOP', tmp, chunk)\n"
+"  local names = redis.call('SPOP', tmp, 100)\n"
 "  for _, t in ipairs(names) do\n"
-"    if t ~= '' then reset(H .. 's:' .. t) end\n"
+"    if t ~= '' then\n"
+"      local tk = H .. 's:' .. t\n"
+"      drop(H, ik, valid(ik, redis.call('SMEMBERS', tk), nil))\n"
+"      redis.call('UNLINK', tk)\n"
+"    end\n"
 "  end\n"
-"  return #names\n"
+"  if #names > 0 then return #names end\n"
+"  if redis.call('HLEN', ik) > 1 then return 1 end\n"
+"  redis.call('DEL', ik, rk, tmp)\n"
+"  return 0\n"
 "end\n"
 "local n = #KEYS - 4\n"
 "if phase == '0' then\n"
@@ -761,9 +766,9 @@ redisReply *tcr_eval(tcr_state *st, int shard, int script, int read, int nkeys, 
 	memcpy(av + 3, argv, sizeof(*av) * (size_t)argc);
 	memcpy(al + 3, lens, sizeof(*al) * (size_t)argc);
 	r = NULL;
-	for (attempt = 0; attempt < 2; attempt++) {
+	for (attempt = 0; attempt < 3; attempt++) {
 		r = tcr_shard_cmd(st, shard, read, argc + 3, av, al);
-		if (!r || r->type != REDIS_REPLY_ERROR || strncmp(r->str, "NOSCRIPT", 8) != 0 || attempt > 0) {
+		if (!r || r->type != REDIS_REPLY_ERROR || strncmp(r->str, "NOSCRIPT", 8) != 0 || attempt > 1) {
 			break;
 		}
 		tcr_reply_free(r);
