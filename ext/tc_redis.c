@@ -696,14 +696,14 @@ static void cmd_arg(cmd_t *c, const char *p, size_t l)
 static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const char *flags, int *ret,
                       redisReply **tokr)
 {
-	/* a: KEYS entry, index, registry, tags; ARGV id, rec, ival, ettl, kttl, flags, token, tags */
+	/* a: KEYS entry, index, registry, tags; ARGV id, rec, ival, ettl, kttl, flags, token, other index, tags */
 	const char **K = a->v, **A = a->v + 3 + ntags;
 	const size_t *KL = a->l, *AL = a->l + 3 + ntags;
 	tcr_conn *cn = st->mode == TCR_CLUSTER ? tcr_cluster_node(st, st->shard_slot[shard]) : tcr_master(st);
 	char link[TC_ID_MAX + 16];
 	cmd_t c;
 	size_t i, n = 0, ll;
-	int was_used, reg = flags[1] == '1', ok = 1;
+	int was_used, reg = flags[1] == '1', ok = 1, forever = AL[6] == 0;
 	redisReply *r;
 
 	if (!cn || AL[0] + 8 > sizeof(link)) {
@@ -725,32 +725,44 @@ static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const c
 		cmd_arg(&c, "SADD", 4);
 		cmd_arg(&c, K[3 + i], KL[3 + i]);
 		if (flags[2 + i] == '1') {
-			cmd_arg(&c, "", 0);
+			if (!forever) {
+				/* forever keys: no anchor (no TTL to keep) */
+				cmd_arg(&c, "", 0);
+			}
 			reg = 1;
 		}
 		cmd_arg(&c, link, ll);
 		SEND();
 	}
-	c.argc = 0;
-	cmd_arg(&c, "HSETNX", 6);
-	cmd_arg(&c, K[1], KL[1]);
-	cmd_arg(&c, "", 0);
-	cmd_arg(&c, A[6], AL[6]);
-	SEND();
+	if (AL[6]) {
+		c.argc = 0;
+		cmd_arg(&c, "HSETNX", 6);
+		cmd_arg(&c, K[1], KL[1]);
+		cmd_arg(&c, "", 0);
+		cmd_arg(&c, A[6], AL[6]);
+		SEND();
+	}
 	c.argc = 0;
 	cmd_arg(&c, "HSET", 4);
 	cmd_arg(&c, K[1], KL[1]);
 	cmd_arg(&c, A[0], AL[0]);
 	cmd_arg(&c, A[2], AL[2]);
 	SEND();
+	c.argc = 0;
+	cmd_arg(&c, "HDEL", 4);
+	cmd_arg(&c, A[7], AL[7]);
+	cmd_arg(&c, A[0], AL[0]);
+	SEND();
 	if (reg) {
 		c.argc = 0;
 		cmd_arg(&c, "SADD", 4);
 		cmd_arg(&c, K[2], KL[2]);
-		cmd_arg(&c, "", 0);
+		if (!forever) {
+			cmd_arg(&c, "", 0);
+		}
 		for (i = 0; i < ntags; i++) {
 			if (flags[2 + i] == '1') {
-				cmd_arg(&c, A[7 + i], AL[7 + i]);
+				cmd_arg(&c, A[8 + i], AL[8 + i]);
 			}
 		}
 		SEND();
@@ -764,7 +776,7 @@ static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const c
 		cmd_arg(&c, A[3], AL[3]);
 	}
 	SEND();
-	for (i = 0; i < ntags + 2; i++) {
+	for (i = 0; i < ntags + 2 && !forever; i++) {
 		int k = i == 0 ? 1 : i == 1 ? 2 : (int)(1 + i);
 
 		if (flags[i] != '1' && !(i == 1 && reg)) {
@@ -779,11 +791,13 @@ static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const c
 		c.argv[3] = "GT";
 		SEND();
 	}
-	c.argc = 0;
-	cmd_arg(&c, "HGET", 4);
-	cmd_arg(&c, K[1], KL[1]);
-	cmd_arg(&c, "", 0);
-	SEND();
+	if (!forever) {
+		c.argc = 0;
+		cmd_arg(&c, "HGET", 4);
+		cmd_arg(&c, K[1], KL[1]);
+		cmd_arg(&c, "", 0);
+		SEND();
+	}
 	c.argc = 0;
 	cmd_arg(&c, "EXEC", 4);
 	SEND();
@@ -892,7 +906,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	args_t a;
 	redisReply *r;
 	redisReply *tokr = NULL;
-	int ret = TC_ERR, evict, done = TC_MISS;
+	int ret = TC_ERR, evict, done = TC_MISS, forever;
 
 	(void)err;
 	op_begin(st);
@@ -925,14 +939,17 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	 * after its client read the clock, under load); it is set a slack
 	 * further, so that it is not set again on every save */
 	need = (expire > now ? expire : now) + st->cfg.grace + 5;
-	until = need + (expire >= TC_EXPIRE_NEVER ? 0 : expire - now > 14400 ? 3600 : expire - now > 240 ? (expire - now) / 4 : 60);
-	args_init(&a, 2 * ntags + 16);
-	/* KEYS: entry, id index, registry, the tags' keys */
+	until = need + (expire >= TC_EXPIRE_NEVER ? 0 : expire - now > 14400 ? 3600 : expire > now ? (expire - now) / 4 : 0);
+	args_init(&a, 2 * ntags + 18);
+	/* KEYS: entry, id index, registry, the tags' keys: of finite entries
+	 * (I, G, s:), which have TTLs, or of forever entries (J, F, f:), which
+	 * have none and are never given one */
+	forever = expire >= TC_EXPIRE_NEVER;
 	args_key(&a, st, shard, 'e', id.p, id.len);
-	args_key(&a, st, shard, 'I', NULL, 0);
-	args_key(&a, st, shard, 'G', NULL, 0);
+	args_key(&a, st, shard, forever ? 'J' : 'I', NULL, 0);
+	args_key(&a, st, shard, forever ? 'F' : 'G', NULL, 0);
 	for (i = 0; i < ntags; i++) {
-		args_key(&a, st, shard, 's', tags[i].p, tags[i].len);
+		args_key(&a, st, shard, forever ? 'f' : 's', tags[i].p, tags[i].len);
 	}
 	if (st->jarm) {
 		args_jkeys(&a, st->jarm);
@@ -940,7 +957,8 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	for (i = 0; i < ntags + 2 && !a.oom; i++) {
 		/* index, registry, tags */
 		hk[i] = ttl_key(st, a.v[i + 1], a.l[i + 1]);
-		flags[i] = !evict && until - now <= TTL_TRUST_MAX && ttl_covered(hk[i], need) ? '0' : '1';
+		/* forever: '1' = register the tag names (no TTL, no anchor) */
+		flags[i] = !forever && !evict && until - now <= TTL_TRUST_MAX && ttl_covered(hk[i], need) ? '0' : '1';
 	}
 	flags[ntags + 2] = '\0';
 	args_add(&a, id.p, id.len);
@@ -953,7 +971,10 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	if (!my_token[0]) {
 		snprintf(my_token, sizeof(my_token), "%08x%08x", tcr_rand(), tcr_rand());
 	}
-	args_add(&a, my_token, 16);
+	/* the token: '' for a forever entry (no TTL, nothing to trust) */
+	args_add(&a, my_token, forever ? 0 : 16);
+	/* the other id index, where the id must not stay */
+	args_key(&a, st, shard, forever ? 'I' : 'J', NULL, 0);
 	for (i = 0; i < ntags; i++) {
 		args_add(&a, tags[i].p, tags[i].len);
 	}
@@ -983,7 +1004,7 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 			}
 		}
 	}
-	if (ret == TC_OK) {
+	if (ret == TC_OK && !forever) {
 		size_t ti = (size_t)(hk[0] >> 24) % TOKTAB;
 		int fresh = !tokr || tokr->type != REDIS_REPLY_STRING || tokr->len != 16 || toktab[ti].key != hk[0]
 		            || memcmp(toktab[ti].tok, tokr->str, 16) != 0;
@@ -1249,7 +1270,14 @@ static int clean_old(tcr_state *st)
 		lens[4] = lens[7];
 		argv[6] = "20";
 		lens[6] = 2;
-		if (scan_steps(st, s, TCR_LUA_GCTAGS, 2, 7, argv, lens, 5, "clean old") != TC_OK) {
+		/* the tags of finite entries, then those of forever entries */
+		argv[7] = "s:";
+		lens[7] = 2;
+		if (scan_steps(st, s, TCR_LUA_GCTAGS, 2, 8, argv, lens, 5, "clean old") != TC_OK) {
+			return TC_ERR;
+		}
+		argv[7] = "f:";
+		if (scan_steps(st, s, TCR_LUA_GCTAGS, 2, 8, argv, lens, 5, "clean old") != TC_OK) {
 			return TC_ERR;
 		}
 	}
@@ -1436,12 +1464,14 @@ static int redis_tags(void *sp, tc_emit_fn emit, void *ctx)
 	for (s = 0; s < st->nshards && ret == TC_OK; s++) {
 		char key[KEYBUF], ns[24], os[32] = "0";
 		long loops;
+		int kind = 0;
 
-		/* SSCAN steps of the registry, until its cursor is 0 again */
+		/* SSCAN steps of the registry, until its cursor is 0 again: the
+		 * tags of finite entries (s:), then those of forever entries (f:) */
 		for (loops = 0; loops < LOOPS_MAX; loops++) {
 			char ik[KEYBUF], tmp[KEYBUF], H[KEYBUF];
-			const char *argv[7] = {key, ik, tmp, ns, os, "1000", H};
-			size_t lens[7];
+			const char *argv[8] = {key, ik, tmp, ns, os, "1000", H, kind ? "f:" : "s:"};
+			size_t lens[8];
 			redisReply *r;
 
 			lens[0] = tcr_key(st, s, 'G', NULL, 0, key, sizeof(key));
@@ -1451,7 +1481,8 @@ static int redis_tags(void *sp, tc_emit_fn emit, void *ctx)
 			lens[4] = strlen(os);
 			lens[5] = 4;
 			lens[6] = tcr_shard_prefix(st, s, H, sizeof(H));
-			r = tcr_eval(st, s, TCR_LUA_TAGS, 0, 3, 7, argv, lens);
+			lens[7] = 2;
+			r = tcr_eval(st, s, TCR_LUA_TAGS, 0, 3, 8, argv, lens);
 			if (!r) {
 				ret = TC_ERR;
 				break;
@@ -1470,7 +1501,9 @@ static int redis_tags(void *sp, tc_emit_fn emit, void *ctx)
 			}
 			tcr_reply_free(r);
 			if (strcmp(os, "0") == 0) {
-				break;
+				if (kind++) {
+					break;
+				}
 			}
 		}
 	}
