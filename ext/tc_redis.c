@@ -1691,6 +1691,17 @@ static void redis_stats(void *sp, tc_stat_fn emit, void *ctx)
 		ok = r && r->type == REDIS_REPLY_INTEGER;
 		tags += ok && r->integer > 0 ? r->integer - 1 : 0;
 		tcr_reply_free(r);
+		if (ok) {
+			/* forever entries and their tags: J and F, no anchors */
+			l1[1] = tcr_key(st, s, 'J', NULL, 0, ik, sizeof(ik));
+			l2[1] = tcr_key(st, s, 'F', NULL, 0, tk, sizeof(tk));
+			r = tcr_shard_cmd(st, s, 0, 2, a1, l1);
+			entries += r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+			tcr_reply_free(r);
+			r = tcr_shard_cmd(st, s, 0, 2, a2, l2);
+			tags += r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+			tcr_reply_free(r);
+		}
 	}
 	if (ok) {
 		const char *argv[2] = {"INFO", "memory"};
