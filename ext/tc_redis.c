@@ -588,12 +588,15 @@ static struct {
 	unsigned long epoch;
 } ttltab[TTLTAB];
 
-static uint64_t ttl_key(const tcr_state *st, const char *k, size_t kl)
+static uint64_t ttl_key(tcr_state *st, const char *k, size_t kl)
 {
-	uint64_t h = tcr_fnv(14695981039346656037ULL, st->addrs, sizeof(st->addrs[0]) * (size_t)st->naddrs);
+	uint64_t h;
 
-	h = tcr_fnv(h, &st->cfg.database, sizeof(st->cfg.database));
-	h = tcr_fnv(h, k, kl);
+	if (!st->ttl_salt) {
+		h = tcr_fnv(14695981039346656037ULL, st->addrs, sizeof(st->addrs[0]) * (size_t)st->naddrs);
+		st->ttl_salt = tcr_fnv(h, &st->cfg.database, sizeof(st->cfg.database)) | 1;
+	}
+	h = tcr_fnv(st->ttl_salt, k, kl);
 	/* FNV's last bytes reach few bits: mixed before the slot is taken */
 	h ^= h >> 31;
 	h *= 0x94d049bb133111ebULL;

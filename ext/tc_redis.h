@@ -156,6 +156,7 @@ struct tcr_state {
 	int fail;                /* a failure is pending for failure() */
 	char err[TC_ERRBUF];
 	unsigned long tmp_seq;
+	uint64_t ttl_salt;       /* the save's TTL table: hash of the servers and database, 0 until the first save */
 	redisReply *held;        /* a reply kept while PHP callbacks run */
 	tcr_jarm *jarm;          /* TwoLevel: a journal record for the next write, or NULL */
 	char last[TCR_HOST_MAX + 16]; /* the server that gave the last reply, for messages */
