@@ -33,9 +33,6 @@
 #define TCR_HDR         34       /* entry record header, see tc_redis_cmd.c */
 #define TCR_RECORD_VERSION 3
 #define TCR_HASHTAG_MAX 24
-#define TCR_SCORE_SCALE 65536.0  /* a save's score: expire * 65536 + version */
-#define TCR_BUCKET_DIV  16       /* expiry bucket: 1/16 of the time left ... */
-#define TCR_BUCKET_MAX  60       /* ... at most 60 s (tcr_bucket) */
 
 /* on_error (tc_net.h) */
 #define TCR_ON_ERROR_MISS      TC_ON_ERROR_MISS
@@ -221,7 +218,6 @@ typedef struct {
 int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only);
 char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t ntags,
                        double score, int64_t expire, int64_t mtime, size_t *outlen);
-int64_t tcr_bucket(int64_t expire, int64_t now);
 
 /* tc_redis_lua.c */
 enum {

@@ -5,58 +5,39 @@
  * Every script works inside one shard: all the keys it touches share the
  * shard's hash tag (one cluster slot), so each script is atomic, and on a
  * cluster it runs on the node that owns the slot. H (the shard's key
- * prefix, "<prefix>{<hashtag>}") comes in ARGV[1].
+ * prefix, "<prefix>{<hashtag>}") comes in ARGV[1] of most scripts.
  *
- *   H.."e:"..id    STRING  the entry record (tc_redis_cmd.c)
- *   H.."i"         ZSET    every id, scored by its save's score
- *   H.."t:"..tag   ZSET    the links of a tag: id -> the score it was saved with
- *   H.."T"         ZSET    every tag, scored by (about) its longest expire
- *   H.."x:"..n     ZSET    working sets of cleans and listings (600 s TTL)
+ * Layout 3 (TECHNOTES.md, Redis, "Key layout" and "Versioned links"):
  *
- * Versioned links. A save's score is expire * 65536 + a random 16-bit
- * version: an integer below 2^53, exact in a double, and kept as an integer
- * by Redis (a fractional score in a small sorted set is a string that every
- * ZADD parses again: 9x slower). It is stored in the record, the id index
- * and every tag link. The id index is exact; a link is valid only when its
- * score is the id's score in the index. So a clean deletes its entries and
- * their index members (two variadic calls) and leaves their links in other
- * tags behind: they no longer match and never count (listings and cleans
- * keep only matching links: ZINTERSTORE tag, index WEIGHTS 1 -1 = 0). Such
- * stale links go when their score expires (every link of a finite entry
- * does) and the links of dropped forever entries are removed at once. A
- * save or a remove unlinks an entry's former tags eagerly (rare, and it
- * keeps a re-saved id from being listed under a tag it lost).
+ *   H.."e:"..id    STRING  the entry record (tc_redis_cmd.c), format 3
+ *   H.."I"         HASH    id -> version (8 bytes) .. expire (f64): finite entries
+ *   H.."s:"..tag   SET     the tag's links, version .. id, of finite entries
+ *   H.."G"         SET     the tags with an s: key
+ *   H.."J", "f:", "F"      the same for forever entries: never given a TTL
+ *   H.."x:"..n     SET     working set of a chunked clean (600 s TTL)
  *
- * Index keys (t:, i, T) expire with their longest-lived member: a key's
- * TTL is kept at least max(expire - now, 0) + grace + 5 (plus a slack of
- * 1/16 of the lifetime, at most 60 s, so that it is not rewritten on every
- * save), and a key holding a forever member has none. When every entry of
- * a tag has expired, its metadata expires too, clean('old') or not. Links
- * whose score is older than now - grace - 1 are trimmed whenever a save
- * refreshes the key's TTL, and by clean('old').
+ * A link counts only while its version is the id's version in the id
+ * index (valid()); the version is a hash of the save's tag list, so a save
+ * writes blindly (tc_redis.c, save_multi(): MULTI/EXEC, no script) and the
+ * links of tags an id lost, or of entries a clean dropped, stay behind,
+ * invalid, until clean('old') sweeps them (gctags) or their key expires.
  *
- * The registry holds each index key's TTL deadline, and a save that finds
- * a deadline at or past its own score does not touch the key's TTL. So the
- * deadline must never be above what the TTL covers: whenever a key's TTL
- * is lowered (settle(): the key lost its newest member, or a persistent key
- * that no longer holds a forever member gets a TTL again), its deadline in
- * the registry goes down with it. (A deadline of "never" left on a key
- * that clean('old') gave a TTL let later saves outlive their id index.)
+ * TTLs of the keys of finite entries only grow (EXPIRE NX, then GT: push()),
+ * and such a key is never deleted before its TTL by a clean: reset() empties
+ * it but keeps its anchor ('' member, or field of I) and its TTL (at most
+ * TRUST), so that a process that gave it a TTL may skip the EXPIRE of later
+ * saves (tc_redis.c, ttltab). clean('all') deletes everything; the id
+ * index's token (its '' field) tells each process that it was made again.
  *
  * Keys: every key a script knows before it runs is declared in KEYS (so a
- * cluster node can answer MOVED, ASK or TRYAGAIN before anything runs);
- * the tags an entry had before are read from its record and not declared.
+ * cluster node can answer MOVED, ASK or TRYAGAIN before anything runs); the
+ * forever keys and the tags an entry had are built from H (same slot).
  *
- * Order: a script can stop half-way (a slot migrating under it on a
- * cluster, where an undeclared key may be refused). Scripts write an
- * entry's links before the entry and the entry before they remove links it
- * no longer has, and remove an entry before its links: stopped anywhere,
- * they leave at most a stale link, never an entry a clean cannot reach.
+ * Order: links are written before the index, the index before the entry,
+ * and an entry is removed before its links.
  *
- * Memory: Redis refuses only a script's first write when it is over
- * maxmemory. A save's first write is a ZADD (refused: save() is false); a
- * clean's and a listing's first write is a DEL, so they run when Redis is
- * full (invalidation must never be refused).
+ * Memory: a clean's and a listing's first write is a DEL, so they run when
+ * Redis is full (invalidation must never be refused).
  *
  * Time: scripts get "now" from the client (the same clock that computed
  * the expiries) and only ever set relative TTLs (EXPIRE, SET EX), so the
@@ -734,26 +715,19 @@ static struct {
 	char sha[41];
 } scripts[TCR_LUA_COUNT];
 
-/* A script: an optional head, the helpers (or not), the body. */
-/* head, then the prelude behind the bucket rule's numbers (tcr_bucket()'s
- * TCR_BUCKET_DIV and TCR_BUCKET_MAX: the script's bucket() and slack()
- * take them from C, not from literals of their own), then the body. */
-/* journaled: inside lua_jwrap_head and lua_jwrap_tail. */
+/* A script: an optional head, the helpers (or not), the body;
+ * journaled: inside lua_jwrap_head and lua_jwrap_tail. */
 static char *script_join(const char *head, int prelude, const char *body, int journaled)
 {
-	char consts[1] = "";
-	int cl = 0;
 	size_t hl = head ? strlen(head) : 0, pl = prelude ? sizeof(lua_prelude) - 1 : 0, bl = strlen(body);
 	size_t wh = journaled ? sizeof(lua_jwrap_head) - 1 : 0, wt = journaled ? sizeof(lua_jwrap_tail) - 1 : 0;
-	char *s = malloc(wh + hl + (size_t)cl + pl + bl + wt + 1), *w = s;
+	char *s = malloc(wh + hl + pl + bl + wt + 1), *w = s;
 
 	if (s) {
 		memcpy(w, lua_jwrap_head, wh);
 		w += wh;
 		memcpy(w, head ? head : "", hl);
 		w += hl;
-		memcpy(w, consts, (size_t)cl);
-		w += cl;
 		memcpy(w, prelude ? lua_prelude : "", pl);
 		w += pl;
 		memcpy(w, body, bl);
