@@ -817,7 +817,7 @@ static int file_clean(void *st, tc_clean_mode mode, const tc_str *tags, size_t n
 			tc_crash_point("file_clean_preselected");
 		}
 	}
-	if (tcf_lock(f, err) != TC_OK) {
+	if (tcf_lock_spin(f, err) != TC_OK) {
 		if (have_pre) {
 			tcf_pre_free(&pre);
 		}

@@ -465,6 +465,9 @@ int tcf_attach(tc_file *f, const tc_file_config *c, char *err);
 int tcf_reopen_index(tc_file *f, char *err);
 int tcf_lock(tc_file *f, char *err);
 int tcf_lock_nowait(tc_file *f, char *err);
+/* how long a clean spins for the write lock before it sleeps on it */
+#define TCF_CLEAN_SPIN_NS 50000
+int tcf_lock_spin(tc_file *f, char *err);
 void tcf_unlock(tc_file *f);
 void tc_file_release_held(void);
 

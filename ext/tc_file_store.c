@@ -365,6 +365,14 @@ int tcf_lock(tc_file *f, char *err)
 	return lock_index(f, err, 1);
 }
 
+/* The lock, spun for first (tc_robust_lock_spin): for clean(), the rare
+ * writer whose latency counts, where the holders are mostly saves that hold
+ * it for a few microseconds. */
+int tcf_lock_spin(tc_file *f, char *err)
+{
+	return lock_index(f, err, 2);
+}
+
 /* The lock if no one holds it (a holder that died counts as free); TC_ERR
  * at once otherwise. For readers, which never wait for a writer. */
 int tcf_lock_nowait(tc_file *f, char *err)
@@ -389,7 +397,8 @@ static int lock_index(tc_file *f, char *err, int wait)
 			return TC_ERR;
 		}
 		/* the robust lock shared with shm (tc_sync.h) */
-		r = tc_robust_lock(&s->ix.hdr->lock, t, wait, &owner_died, s->dir, err, TC_ERRBUF);
+		r = wait == 2 ? tc_robust_lock_spin(&s->ix.hdr->lock, t, TCF_CLEAN_SPIN_NS, &owner_died, s->dir, err, TC_ERRBUF)
+		             : tc_robust_lock(&s->ix.hdr->lock, t, wait, &owner_died, s->dir, err, TC_ERRBUF);
 		if (r != 0) {
 			return TC_ERR;
 		}

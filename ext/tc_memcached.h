@@ -56,6 +56,7 @@ typedef struct tcm_conn {
 	int persistent;
 	int refs;
 	int nservers;
+	int text;                      /* the text protocol: a multi-get's keys can go as one (tc_memcached.c mget()) */
 	char (*group)[TCM_GROUP_MAX];  /* group[i]: a key that ketama maps to server i */
 	/* mget()'s result buffers, kept from one call to the next (no malloc
 	 * a reply): slot[] points into res[] in the order of the last mget */

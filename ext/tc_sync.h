@@ -124,6 +124,57 @@ static inline int tc_robust_lock(pthread_mutex_t *mu, double timeout, int wait, 
 	return r;
 }
 
+/* The same lock for a caller that would rather spin than sleep: tried
+ * every few pauses for up to spin_ns nanoseconds (CLOCK_MONOTONIC, a vDSO
+ * read), then waited for as tc_robust_lock() does. A waiter asleep on the
+ * futex is woken when the holder lets go, but must then wait for a CPU,
+ * and on a busy machine the lock is usually taken again by then: others
+ * take it while it sleeps (they try it before sleeping; the mutex has no
+ * queue). For a rare, latency-bound caller (the file store's clean) whose
+ * holders hold it for microseconds. */
+static inline int tc_robust_lock_spin(pthread_mutex_t *mu, double timeout, uint64_t spin_ns, int *owner_died,
+                                      const char *what, char *err, size_t errlen)
+{
+	struct timespec ts;
+	uint64_t end = 0, now;
+	int r, i;
+
+	for (;;) {
+#ifdef __GLIBC__
+		/* a plain read of the word first: a failed trylock takes the
+		 * holder's cache line away (glibc's layout: the owner's tid in
+		 * the low 30 bits, FUTEX_TID_MASK; none when free or when the
+		 * kernel found the owner dead) */
+		if (!end || (__atomic_load_n(&mu->__data.__lock, __ATOMIC_RELAXED) & 0x3fffffff) == 0)
+#endif
+		{
+			r = pthread_mutex_trylock(mu);
+			if (r == 0 || r == EOWNERDEAD) {
+				*owner_died = r == EOWNERDEAD;
+				return 0;
+			}
+			if (r != EBUSY) {
+				break;  /* its error comes from tc_robust_lock() */
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		if (!end) {
+			end = now + spin_ns;
+		} else if (now >= end) {
+			break;
+		}
+		for (i = 0; i < 16; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#else
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+		}
+	}
+	return tc_robust_lock(mu, timeout, 1, owner_died, what, err, errlen);
+}
+
 /* ------------------------------------------------------ slot free list */
 
 /* A table of fixed-size records (shm and file slots, file tag records)

@@ -808,12 +808,17 @@ static int do_sync(tl_state *s)
 		 * fill of the node would be skipped from now on */
 		ADD(n->gen, 1);
 	}
-	ADD(n->gen, 1);   /* odd: fills that began before now are dropped */
 	{
 		batch b = {0};
 		unsigned char *later = NULL;
 		size_t k;
 
+		/* gen stays even during the journal read (the round trip, most of
+		 * a sync's time): only applying records can remove a copy, so
+		 * only the apply needs to be bracketed. A fill or save that read
+		 * g0 before the odd bump below finds gen changed at its check
+		 * (whatever the read returned), one that read it after the even
+		 * bump began after every removal of this batch */
 		r = s->j->read(s->sst, applied, batch_emit, &b, &head, &ep);
 		if (r != TC_ERR && b.oom) {
 			r = TC_ERR;   /* the batch could not be kept: a failed sync, retried */
@@ -821,6 +826,7 @@ static int do_sync(tl_state *s)
 		if (r != TC_ERR && b.n) {
 			later = batch_later(&b);   /* NULL: every record is applied */
 		}
+		ADD(n->gen, 1);   /* odd: fills and saves that read gen before now drop their copies */
 		for (k = 0; r != TC_ERR && k < b.n; k++) {
 			if (later && later[k]) {
 				const char *p = b.buf + b.recs[k].off;
@@ -1058,13 +1064,30 @@ typedef struct {
 	tc_tl_node *n;
 	tc_tl_mark *mk;
 	uint64_t h, w, g0;
+	uint64_t fin;   /* the word the mark gets once the copy landed (fill_unmark()) */
 } fill_word;
 
 static void fill_mark(tl_state *s, tc_str id, fill_word *fw)
 {
+	uint64_t w1, hh, w2, pid;
+
 	fw->n = s->node.n;
 	fw->mk = mark_of(s, id, &fw->h);
+	w1 = LD(fw->mk->nonce);
+	hh = LD(fw->mk->h);
+	w2 = LD(fw->mk->nonce);
 	fw->w = save_word(fw->n) | WORD_PENDING;
+	fw->fin = fw->w & ~WORD_PENDING;
+	pid = w1 & WORD_PID & ~WORD_PENDING;
+	if (w1 == w2 && hh == fw->h && pid && !(w1 & TOMB_KEEP) && pid != (fw->w & WORD_PID & ~WORD_PENDING)) {
+		/* another process's word of the id, pending or final (a save of it
+		 * that dropped its copy, or a fill): taken after that process's
+		 * earlier writes and stored after them (a save's after its own slow
+		 * write too), so before this fill's slow read. Its final form
+		 * vouches for the copy at the replay of that process's records up
+		 * to that word, which are the ones likely still to come */
+		fw->fin = w1 & ~WORD_PENDING;
+	}
 	ST(fw->mk->nonce, fw->w);   /* first: see "kept" tombstones (tomb_put) */
 	ST(fw->mk->h, fw->h);
 	ST(fw->mk->nonce, fw->w);
@@ -1079,14 +1102,25 @@ static int fill_may_land(void *ctx)
 	return LD(fw->mk->h) == fw->h && LD(fw->mk->nonce) == fw->w && LD(fw->n->gen) == fw->g0;
 }
 
-/* After the copy landed: the mark back to no word, if still the fill's
- * (a save since has its own). */
-static void fill_unmark(fill_word *fw)
+/* After the copy landed (and no sync began since g0): the mark made final
+ * (fw->fin: the fill's own word, or the word of another process that the
+ * fill found there), if it still holds the fill's word (a save since has
+ * its own), so the replay of the save records of that word's process up
+ * to that word leaves the copy: the word was taken after every such
+ * save's slow write had returned (one process writes in order; a save
+ * takes its word before its slow write) and was in the slot before the
+ * fill's slow read, so the copy is no older than any of them. Records of
+ * other processes and nodes, and later saves of that process, still
+ * remove it (mark_supersedes()). Not once a slow save of the node failed
+ * (save_failed): a save that timed out may still run later, record
+ * included, with a smaller word. final = 0: back to no word. */
+static void fill_unmark(fill_word *fw, int final)
 {
 	uint64_t want = fw->w;
 
 	if (LD(fw->mk->h) == fw->h) {
-		__atomic_compare_exchange_n(&fw->mk->nonce, &want, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		__atomic_compare_exchange_n(&fw->mk->nonce, &want, final ? fw->fin : 0, 0, __ATOMIC_SEQ_CST,
+		                            __ATOMIC_SEQ_CST);
 	}
 }
 
@@ -1139,12 +1173,17 @@ static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, in
 	} else if (r != TC_OK) {
 		s->fast->remove(s->fst, id);
 	} else if (tc_crash_point("twolevel_fill_written"),   /* a filler killed right after its fast write (tests) */
-	           fill_unmark(fw), LD(n->gen) != g0) {
+	           LD(n->gen) != g0) {
 		/* a sync began between the check and the save: it may have removed
 		 * this id before the copy landed */
+		fill_unmark(fw, 0);
 		s->fast->remove(s->fst, id);
 		s->fills_undone++;
 	} else {
+		/* a sync that begins from here on applies what came after: a
+		 * record of another process or node, or a later one of this
+		 * process, removes the copy whether or not the word is final */
+		fill_unmark(fw, !LD(n->save_failed));
 		s->fills++;
 	}
 	free(tags);
@@ -1393,6 +1432,9 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	r = s->slow->save(s->sst, id, data, tags, ntags, expire, err);
 	journal_disarm(s, jr);
 	if (r != TC_OK) {
+		if (!LD(n->save_failed)) {
+			ST(n->save_failed, 1);   /* no fill makes its word final from now on (fill_unmark()) */
+		}
 		/* the slow level refused: whatever it holds, no copy here, and no
 		 * tombstone either (it may have written the entry) */
 		s->fast->remove(s->fst, id);
@@ -1411,6 +1453,7 @@ static int tl_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t 
 	 * (the previous one, until the fast write lands: a process killed in
 	 * between leaves it, and the mark must not vouch for it), and a fill
 	 * that lands after the fast write clears it (mark_clear) */
+	tc_crash_point("twolevel_save_slow");   /* a saver killed after its slow write, before its mark (tests) */
 	mk = mark_of(s, id, &h);
 	ST(mk->nonce, nonce | WORD_PENDING);   /* first: see "kept" tombstones (tomb_put) */
 	ST(mk->h, h);

@@ -96,6 +96,7 @@ typedef struct {
 	uint64_t superseded;       /* id records not applied: a later one of the id in the same sync */
 	uint64_t lring_head;       /* local removes and cleans noted: picks their ring slot */
 	tc_tl_local lring[TC_TL_LRING];   /* the last of them */
+	uint64_t save_failed;      /* a slow save of the node failed: fills make no final word */
 } tc_tl_node;
 
 /* Own-save marks (tc_twolevel.c, "own writes"): a table mapped after the

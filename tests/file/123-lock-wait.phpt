@@ -1,5 +1,5 @@
 --TEST--
-File: a locker that meets a held write lock (its holder stopped with SIGSTOP) waits for it: with a short lock_timeout the clean fails with the lock's error and removes nothing; a waiting clean gets the lock once the holder goes on, after the holder's save (issue 15)
+File: a locker that meets a held write lock (its holder stopped with SIGSTOP) waits for it: with a short lock_timeout the clean fails with the lock's error and removes nothing; a waiting clean gets the lock once the holder goes on, after the holder's save (issue 15); a clean spins for the lock before it sleeps on it, and recovers it from a holder killed holding it, whether it was dead before the clean started or died while the clean waited
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -70,6 +70,63 @@ $h = tcf_run_php('
 tc_check('the clean came after the save: no entry of A left, Z intact, verify() empty',
     tc_ok($h) && $h['result'] === ['a' => [], 'ids' => ['Z'], 'z' => true, 'tags' => ['B'], 'verify' => []],
     tc_describe($h));
+
+// A holder killed (SIGKILL) holding the lock, then a clean: its first try
+// of the lock (the spin) finds the dead owner, recovers the lock, cleans.
+$w = tcf_spawn_php('
+    $c = new TagCache\File($P["opts"]);
+    tc_result(["save" => $c->save($P["w"], "W", ["B"], false)]);
+', $P, ['TAGCACHE_TEST_CRASH' => 'file_save_locked', 'TAGCACHE_TEST_CRASH_MODE' => 'stop'], 'writer2');
+tc_check('second writer stopped holding the lock', tcf_wait_stopped($w['pid'], 60), tcf_proc_state($w['pid']));
+tc_kill($w['pid'], SIGKILL);
+$w = tc_wait($w, 60);
+$h = tcf_run_php('
+    $c = new TagCache\File($P["opts"]);
+    $before = $c->stats()["lock_recoveries"];
+    $r = $c->clean("matchingAnyTag", ["B"]);
+    tc_result(["clean" => $r, "recovered" => $c->stats()["lock_recoveries"] - $before, "ids" => $c->getIds(),
+               "verify" => $c->verify()]);
+', $P, [], 30);
+tc_check('a clean after the holder died: the lock recovered once, Z cleaned, nothing left',
+    $w['signal'] === 9 && tc_ok($h) && $h['result'] === ['clean' => true, 'recovered' => 1, 'ids' => [], 'verify' => []],
+    [tc_describe($w), tc_describe($h)]);
+
+// A clean waiting (past its spin, asleep on the lock) when the holder is
+// killed: it gets the lock from the dead owner and cleans.
+$h = tcf_run_php('
+    $c = new TagCache\File($P["opts"]);
+    tc_result($c->save($P["x"], "X", ["A"], false) && $c->save($P["z"], "Z", ["B"], false));
+', $P);
+tc_check('setup again', tc_ok($h) && $h['result'] === true, tc_describe($h));
+$w = tcf_spawn_php('
+    $c = new TagCache\File($P["opts"]);
+    tc_result(["save" => $c->save($P["w"], "W", ["A"], false)]);
+', $P, ['TAGCACHE_TEST_CRASH' => 'file_save_locked', 'TAGCACHE_TEST_CRASH_MODE' => 'stop'], 'writer3');
+tc_check('third writer stopped holding the lock', tcf_wait_stopped($w['pid'], 60), tcf_proc_state($w['pid']));
+$l = tcf_spawn_php('
+    $c = new TagCache\File($P["opts"]);
+    echo "cleaning\n";
+    $r = $c->clean("matchingAnyTag", ["A"]);
+    tc_result(["clean" => $r, "ids" => $c->getIds(), "verify" => $c->verify()]);
+', $P, [], 'cleaner2');
+// the cleaner is past its spin once it sleeps in the kernel on the lock:
+// state S inside futex() (syscall 202 on x86_64; elsewhere state S alone),
+// the holder still stopped; waited for with a bound
+$futex = php_uname('m') === 'x86_64' ? '202 ' : '';
+$t0 = microtime(true);
+do {
+    usleep(10000);
+    $asleep = tcf_proc_state($l['pid']) === 'S'
+        && str_starts_with((string)@file_get_contents("/proc/{$l['pid']}/syscall"), $futex);
+} while (!$asleep && microtime(true) - $t0 < 30);
+tc_check('the cleaner sleeps on the lock', $asleep, tcf_proc_state($l['pid']));
+tc_check('writer still stopped while the cleaner waits', in_array(tcf_proc_state($w['pid']), ['T', 't'], true), tcf_proc_state($w['pid']));
+tc_kill($w['pid'], SIGKILL);
+$w = tc_wait($w, 60);
+$l = tc_wait($l, 60);
+tc_check('the waiting clean got the lock from the dead holder: X cleaned, Z kept',
+    $w['signal'] === 9 && tc_ok($l) && $l['result'] === ['clean' => true, 'ids' => ['Z'], 'verify' => []],
+    [tc_describe($w), tc_describe($l)]);
 ?>
 --CLEAN--
 <?php
@@ -85,3 +142,10 @@ writer still stopped: ok
 writer finished its save after SIGCONT: ok
 waiting clean succeeded: ok
 the clean came after the save: no entry of A left, Z intact, verify() empty: ok
+second writer stopped holding the lock: ok
+a clean after the holder died: the lock recovered once, Z cleaned, nothing left: ok
+setup again: ok
+third writer stopped holding the lock: ok
+the cleaner sleeps on the lock: ok
+writer still stopped while the cleaner waits: ok
+the waiting clean got the lock from the dead holder: X cleaned, Z kept: ok
