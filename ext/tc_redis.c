@@ -611,7 +611,8 @@ static uint64_t ttl_key(tcr_state *st, const char *k, size_t kl)
 
 /* The token of each id index this process saw (its anchor's value, set by
  * the save that made the key: HSETNX). Another token means the key was
- * made again (clean('all'), an expiry, a restart): every key of the shard
+ * made again (deleted by hand, an expiry, a restart; clean('all') keeps
+ * it and its token, like every key of finite entries): every key of the shard
  * may have gone with it, so nothing in ttltab is trusted any more and the
  * save's own keys get their EXPIREs at once. */
 #define TOKTAB 256
@@ -1007,6 +1008,11 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 			}
 		}
 	}
+	if (ret == TC_OK) {
+		/* tests: a process killed after its writes, before the token's
+		 * follow-up (tests/redis/142) */
+		tc_crash_point("redis_save_exec");
+	}
 	if (ret == TC_OK && !forever) {
 		size_t ti = (size_t)(hk[0] >> 24) % TOKTAB;
 		int fresh = !tokr || tokr->type != REDIS_REPLY_STRING || tokr->len != 16 || toktab[ti].key != hk[0]
@@ -1287,6 +1293,110 @@ static int clean_old(tcr_state *st)
 	return TC_OK;
 }
 
+/* keys of layout 2 handed to one purge script */
+#define PURGE_KEYS 256
+
+static size_t glob_escape(const char *in, char *out, size_t cap);
+
+/*
+ * clean('all'), last: the keys layout 2 left under this prefix (its id
+ * index i, registry T, tag keys t:<tag> and records of format 2, which for
+ * forever entries never expire): SCAN steps of each node with the prefix's
+ * pattern, each step's keys of a shard handed to a short script
+ * (TCR_LUA_PURGE2) that unlinks them (a record only when its format byte is
+ * not 3). Its working sets x:<n> had a TTL of 600 s: left to expire.
+ */
+static int purge_layout2(tcr_state *st)
+{
+	char pat[KEYBUF];
+	size_t pl = glob_escape(st->cfg.prefix, pat, sizeof(pat) - 8);
+	int s, ret = TC_OK;
+
+	memcpy(pat + pl, "{*}*", 5);
+	for (s = 0; s < st->nshards && ret == TC_OK; s++) {
+		char cursor[32] = "0";
+		long loops;
+		int first_of_node = 1, t;
+
+		if (st->mode == TCR_CLUSTER) {
+			tcr_conn *mine = tcr_cluster_node(st, st->shard_slot[s]);
+
+			if (!mine) {
+				return TC_ERR;
+			}
+			for (t = 0; t < s; t++) {
+				if (tcr_cluster_node(st, st->shard_slot[t]) == mine) {
+					first_of_node = 0;
+				}
+			}
+		} else if (s > 0) {
+			break;
+		}
+		if (!first_of_node) {
+			continue;
+		}
+		for (loops = 0; loops < LOOPS_MAX && ret == TC_OK; loops++) {
+			const char *argv[6] = {"SCAN", cursor, "MATCH", pat, "COUNT", "1000"};
+			size_t lens[6] = {4, strlen(cursor), 5, strlen(pat), 5, 4}, k;
+			redisReply *r = tcr_shard_cmd(st, s, 0, 6, argv, lens), *keys;
+
+			if (!r) {
+				return TC_ERR;
+			}
+			if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] || !r->element[1]
+			    || r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY
+			    || r->element[0]->len >= sizeof(cursor)) {
+				ret = tcr_reply_err(st, NULL, r, "clean all (SCAN)");
+				tcr_reply_free(r);
+				return ret;
+			}
+			memcpy(cursor, r->element[0]->str, r->element[0]->len + 1);
+			keys = r->element[1];
+			for (t = 0; t < st->nshards && ret == TC_OK; t++) {
+				char H[KEYBUF], ik[KEYBUF];
+				const char *av[PURGE_KEYS + 2];
+				size_t al[PURGE_KEYS + 2], hl = tcr_shard_prefix(st, t, H, sizeof(H)), nb = 0;
+
+				av[0] = ik;
+				al[0] = tcr_key(st, t, 'I', NULL, 0, ik, sizeof(ik));
+				av[1] = H;
+				al[1] = hl;
+				for (k = 0; k <= keys->elements && ret == TC_OK; k++) {
+					redisReply *kk = k < keys->elements ? keys->element[k] : NULL;
+
+					if (kk && kk->type == REDIS_REPLY_STRING && kk->len > hl && memcmp(kk->str, H, hl) == 0) {
+						const char *x = kk->str + hl;
+						size_t xl = kk->len - hl;
+
+						if ((xl == 1 && (x[0] == 'i' || x[0] == 'T'))
+						    || (xl > 2 && (x[0] == 't' || x[0] == 'e') && x[1] == ':')) {
+							av[2 + nb] = kk->str;
+							al[2 + nb++] = kk->len;
+						}
+					}
+					if (nb == PURGE_KEYS || (k == keys->elements && nb > 0)) {
+						redisReply *q = tcr_eval(st, t, TCR_LUA_PURGE2, 0, 1, (int)(2 + nb), av, al);
+
+						if (!q) {
+							return TC_ERR;
+						}
+						if (q->type != REDIS_REPLY_INTEGER) {
+							ret = tcr_reply_err(st, NULL, q, "clean all (layout 2)");
+						}
+						tcr_reply_free(q);
+						nb = 0;
+					}
+				}
+			}
+			tcr_reply_free(r);
+			if (strcmp(cursor, "0") == 0) {
+				break;
+			}
+		}
+	}
+	return ret;
+}
+
 static int redis_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
 {
 	tcr_state *st = sp;
@@ -1320,7 +1430,7 @@ static int redis_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t 
 			return TC_ERR;
 		}
 	}
-	return TC_OK;
+	return mode == TC_CLEAN_ALL ? purge_layout2(st) : TC_OK;
 }
 
 /* -------------------------------------------------------------- listing */

@@ -231,6 +231,7 @@ enum {
 	TCR_LUA_GCTAGS,
 	TCR_LUA_TAGS,     /* getTags: registry names with a valid link */
 	TCR_LUA_VERIFY,
+	TCR_LUA_PURGE2,   /* clean('all'): the keys of layout 2 */
 	/* the writes with TwoLevel's journal append in the same script: 3 more
 	 * KEYS and 3 more ARGV at the ends (tc_redis_journal.c, tcr_jarm) */
 	TCR_LUA_SAVE_J,

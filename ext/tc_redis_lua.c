@@ -26,8 +26,10 @@
  * and such a key is never deleted before its TTL by a clean: reset() empties
  * it but keeps its anchor ('' member, or field of I) and its TTL (at most
  * TRUST), so that a process that gave it a TTL may skip the EXPIRE of later
- * saves (tc_redis.c, ttltab). clean('all') deletes everything; the id
- * index's token (its '' field) tells each process that it was made again.
+ * saves (tc_redis.c, ttltab). clean('all') too keeps them (the tag keys
+ * reset, I with its token field, G with its names); only a key deleted by
+ * hand (DEL, FLUSHDB) is made again, which the id index's token (its ''
+ * field) tells each process.
  *
  * Keys: every key a script knows before it runs is declared in KEYS (so a
  * cluster node can answer MOVED, ASK or TRYAGAIN before anything runs); the
@@ -350,7 +352,8 @@ static const char lua_remove[] =
  * left. A clean by tags empties their keys (reset: the anchor and the TTL
  * stay). old: one HSCAN step of the id index (phase = the cursor), expired
  * entries dropped; returns the next cursor. flush: the entries, chunk by
- * chunk, then every registry tag's key reset; returns what it did (0: done).
+ * chunk, then every registry tag's key reset, I kept with its token and TTL
+ * (at most TRUST) and G with its names; returns what it did (0: done).
  */
 static const char lua_clean[] =
 "local H, mode = ARGV[1], ARGV[2]\n"
@@ -385,12 +388,17 @@ static const char lua_clean[] =
 "  for _, t in ipairs(names) do\n"
 "    if t ~= '' then\n"
 "      drop(H, ik, pick(H, ik, {t}, 'any', nil))\n"
-"      redis.call('UNLINK', H .. 's:' .. t, H .. 'f:' .. t)\n"
+"      reset(H .. 's:' .. t)\n"
+"      redis.call('UNLINK', H .. 'f:' .. t)\n"
 "    end\n"
 "  end\n"
 "  if #names > 0 then return #names end\n"
 "  if redis.call('HLEN', ik) > 1 or redis.call('EXISTS', H .. 'J') == 1 then return 1 end\n"
-"  redis.call('DEL', ik, rk, tmp, H .. 'F')\n"
+"  -- I (its token and TTL) and G (its names and TTL) stay, as the s: keys\n"
+"  -- (reset): a process may trust the TTL it set on them\n"
+"  local pt = redis.call('PTTL', ik)\n"
+"  if pt > TRUST then redis.call('PEXPIRE', ik, TRUST) elseif pt == -1 then redis.call('DEL', ik) end\n"
+"  redis.call('DEL', tmp, H .. 'F')\n"
 "  return 0\n"
 "end\n"
 "local n = #KEYS - 4\n"
@@ -546,6 +554,27 @@ static const char lua_loadv[] =
 "  if cur and string.sub(cur, 1, 8) == ver then redis.call('HDEL', ik, id) end\n"
 "end\n"
 "return false\n";
+
+/*
+ * KEYS: id index (the shard's slot); ARGV: H, key names of one SCAN step.
+ * clean('all'), last: unlinks the keys of layout 2 among them (i, T, t:,
+ * and e: records whose format byte is not 3). Returns how many.
+ */
+static const char lua_purge2[] =
+"local H, n = ARGV[1], 0\n"
+"for i = 2, #ARGV do\n"
+"  local k = ARGV[i]\n"
+"  local x = string.sub(k, #H + 1)\n"
+"  if string.sub(k, 1, #H) == H then\n"
+"    local old = x == 'i' or x == 'T' or string.sub(x, 1, 2) == 't:'\n"
+"    if not old and string.sub(x, 1, 2) == 'e:' then\n"
+"      local b = redis.pcall('GETRANGE', k, 0, 0)\n"
+"      old = type(b) == 'string' and b ~= '' and string.byte(b, 1) ~= 3\n"
+"    end\n"
+"    if old then n = n + redis.call('UNLINK', k) end\n"
+"  end\n"
+"end\n"
+"return n\n";
 
 /*
  * KEYS: registry, id index; ARGV: H, now, grace, cursor, count.
@@ -761,6 +790,7 @@ int tcr_lua_init(void)
 		[TCR_LUA_GCTAGS] = {NULL, 1, lua_gctags},
 		[TCR_LUA_TAGS] = {NULL, 1, lua_tags},
 		[TCR_LUA_VERIFY] = {NULL, 1, lua_verify},
+		[TCR_LUA_PURGE2] = {NULL, 0, lua_purge2},
 	};
 	int i;
 

@@ -126,7 +126,13 @@ tcr_same([], $a1->getTags(), 'app1 has no tags');
 tcr_same(50, count($a2->getIds()), 'app2 still has its 50 ids');
 tcr_same('a PHP session', tcr_cmd($port, 'GET', 'session:abc'), 'a key of another application survives');
 tcr_same('not ours either', tcr_cmd($port, 'GET', 'tc:{0}e'), 'a look-alike key survives');
-tcr_same([], tcr_cmd($port, 'KEYS', 'app1:*'), 'no key of app1 is left');
+$left = tcr_cmd($port, 'KEYS', 'app1:*');
+$emptied = preg_grep('/^app1:\{0\}(I|G|s:.*)$/', $left, PREG_GREP_INVERT) === [];
+foreach ($left as $k) {
+    $emptied = $emptied && tcr_cmd($port, 'TTL', $k) > 0 && ($k === 'app1:{0}G'
+        || (substr($k, -1) === 'I' ? tcr_cmd($port, 'HKEYS', $k) : tcr_cmd($port, 'SMEMBERS', $k)) === ['']);
+}
+tcr_check($emptied, 'no entry of app1 is left: only its keys of finite entries, emptied, with their TTLs', json_encode($left));
 try {
     new TagCache\Redis(['prefix' => 'bad{prefix}']);
     tcr_check(false, 'a prefix with braces is refused');
@@ -235,7 +241,7 @@ ok: app1 has no tags
 ok: app2 still has its 50 ids
 ok: a key of another application survives
 ok: a look-alike key survives
-ok: no key of app1 is left
+ok: no entry of app1 is left: only its keys of finite entries, emptied, with their TTLs
 ok: a prefix with braces (cluster hash tags) is refused
 # unix socket
 ok: save through the unix socket

@@ -1,5 +1,5 @@
 --TEST--
-Index key TTLs (layout 3): a save sends no EXPIRE for a key this process already gave a TTL far enough, and still never leaves a key expiring before an entry: another process that remade the keys (clean('all'), then a short-lived save) is seen by the id index's token, and the keys get their TTL at once
+Index key TTLs (layout 3): a save sends no EXPIRE for a key this process already gave a TTL far enough, and still never leaves a key expiring before an entry: another process that remade the keys (deleted by hand with DEL, then a short-lived save; clean('all') keeps them, tests/redis/142) is seen by the id index's token, and the keys get their TTL at once
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -32,12 +32,14 @@ tcr_same(true, $a->save('3', 'a3', ['X'], 86400), 'a save of a longer lifetime')
 tcr_check(calls($port, 'expire') > $e, 'raises the TTLs');
 tcr_check(tcr_cmd($port, 'TTL', 'kt:{0}s:X') >= 86400, 'of its keys', (string) tcr_cmd($port, 'TTL', 'kt:{0}s:X'));
 
-// another process remakes the keys with a short TTL
+// another process remakes the keys with a short TTL: they were deleted by hand
+// (clean('all') keeps them and their TTLs: tests/redis/142)
 $child = tcr_spawn('$b = new TagCache\Redis(["server" => "127.0.0.1", "port" => ' . $port . ', "prefix" => "kt:"]);
-$ok = $b->clean("all") && $b->save("b", "b1", ["X", "Y"], 10);
+foreach (tcr_cmd(' . $port . ', "KEYS", "kt:*") as $k) tcr_cmd(' . $port . ', "DEL", $k);
+$ok = $b->save("b", "b1", ["X", "Y"], 10);
 tcr_result([$ok, tcr_cmd(' . $port . ', "TTL", "kt:{0}s:X")]);');
 $r = tcr_parse_result(tcr_wait($child)['out']);
-tcr_check(is_array($r) && $r[0] === true && $r[1] > 0 && $r[1] < 100, 'another process: clean(all), then a save of lifetime 10 made the tag key again, TTL ' . (is_array($r) ? '< 100 s' : '?'), json_encode($r));
+tcr_check(is_array($r) && $r[0] === true && $r[1] > 0 && $r[1] < 100, 'another process: the keys deleted by hand (DEL), then a save of lifetime 10 made the tag key again, TTL ' . (is_array($r) ? '< 100 s' : '?'), json_encode($r));
 
 tcr_same(true, $a->save('4', 'a4', ['X', 'Y'], 3600), 'this process saves again (its table says the keys have their TTL)');
 foreach (['kt:{0}s:X', 'kt:{0}s:Y', 'kt:{0}I', 'kt:{0}G'] as $k) {
@@ -73,7 +75,7 @@ ok: sends no EXPIRE: this process gave the keys their TTL
 ok: a save of a longer lifetime
 ok: raises the TTLs
 ok: of its keys
-ok: another process: clean(all), then a save of lifetime 10 made the tag key again, TTL < 100 s
+ok: another process: the keys deleted by hand (DEL), then a save of lifetime 10 made the tag key again, TTL < 100 s
 ok: this process saves again (its table says the keys have their TTL)
 ok: kt:{0}s:X: TTL covers the entry (the remade id index was seen)
 ok: kt:{0}s:Y: TTL covers the entry (the remade id index was seen)
