@@ -1298,20 +1298,63 @@ static int clean_old(tcr_state *st)
 
 static size_t glob_escape(const char *in, char *out, size_t cap);
 
+/* Sends cmd (EXISTS or UNLINK) of shard s's layout-2 id index i and
+ * registry T; *n: the reply's count. */
+static int layout2_marks(tcr_state *st, int s, const char *cmd, long long *n)
+{
+	char H[KEYBUF], ki[KEYBUF + 1], kt[KEYBUF + 1];
+	size_t hl = tcr_shard_prefix(st, s, H, sizeof(H));
+	const char *argv[3] = {cmd, ki, kt};
+	size_t lens[3] = {strlen(cmd), hl + 1, hl + 1};
+	redisReply *r;
+	int ret = TC_OK;
+
+	memcpy(ki, H, hl);
+	ki[hl] = 'i';
+	memcpy(kt, H, hl);
+	kt[hl] = 'T';
+	r = tcr_shard_cmd(st, s, 0, 3, argv, lens);
+	if (!r) {
+		return TC_ERR;
+	}
+	if (r->type != REDIS_REPLY_INTEGER) {
+		ret = tcr_reply_err(st, NULL, r, "clean all (layout 2)");
+	} else {
+		*n = r->integer;
+	}
+	tcr_reply_free(r);
+	return ret;
+}
+
 /*
  * clean('all'), last: the keys layout 2 left under this prefix (its id
  * index i, registry T, tag keys t:<tag> and records of format 2, which for
- * forever entries never expire): SCAN steps of each node with the prefix's
- * pattern, each step's keys of a shard handed to a short script
- * (TCR_LUA_PURGE2) that unlinks them (a record only when its format byte is
- * not 3). Its working sets x:<n> had a TTL of 600 s: left to expire.
+ * forever entries never expire). Only when some shard still has layout 2's
+ * i or T (every layout-2 store with an entry has both): then SCAN steps of
+ * each node with the prefix's pattern, each step's t: and e: keys of a
+ * shard handed to a short script (TCR_LUA_PURGE2) that unlinks them (a
+ * record only when its format byte is not 3), and i and T last, once the
+ * SCANs went through: a purge cut short (an error, a timeout) leaves them,
+ * so the next clean('all') scans again, and every later one costs one
+ * EXISTS per shard. Its working sets x:<n> had a TTL of 600 s: left to
+ * expire.
  */
 static int purge_layout2(tcr_state *st)
 {
 	char pat[KEYBUF];
 	size_t pl = glob_escape(st->cfg.prefix, pat, sizeof(pat) - 8);
 	int s, ret = TC_OK;
+	long long n, found = 0;
 
+	for (s = 0; s < st->nshards; s++) {
+		if (layout2_marks(st, s, "EXISTS", &n) != TC_OK) {
+			return TC_ERR;
+		}
+		found += n;
+	}
+	if (!found) {
+		return TC_OK;
+	}
 	memcpy(pat + pl, "{*}*", 5);
 	for (s = 0; s < st->nshards && ret == TC_OK; s++) {
 		char cursor[32] = "0";
@@ -1368,8 +1411,7 @@ static int purge_layout2(tcr_state *st)
 						const char *x = kk->str + hl;
 						size_t xl = kk->len - hl;
 
-						if ((xl == 1 && (x[0] == 'i' || x[0] == 'T'))
-						    || (xl > 2 && (x[0] == 't' || x[0] == 'e') && x[1] == ':')) {
+						if (xl > 2 && (x[0] == 't' || x[0] == 'e') && x[1] == ':') {
 							av[2 + nb] = kk->str;
 							al[2 + nb++] = kk->len;
 						}
@@ -1393,6 +1435,12 @@ static int purge_layout2(tcr_state *st)
 				break;
 			}
 		}
+		if (loops == LOOPS_MAX) {
+			return TC_OK;  /* not through: i and T stay for the next clean('all') */
+		}
+	}
+	for (s = 0; s < st->nshards && ret == TC_OK; s++) {
+		ret = layout2_marks(st, s, "UNLINK", &n);
 	}
 	return ret;
 }

@@ -557,8 +557,9 @@ static const char lua_loadv[] =
 
 /*
  * KEYS: id index (the shard's slot); ARGV: H, key names of one SCAN step.
- * clean('all'), last: unlinks the keys of layout 2 among them (i, T, t:,
- * and e: records whose format byte is not 3). Returns how many.
+ * clean('all'), last: unlinks the keys of layout 2 among them (t:, and e:
+ * records whose format byte is not 3; i and T are given only by name, after
+ * the SCANs). Returns how many.
  */
 static const char lua_purge2[] =
 "local H, n = ARGV[1], 0\n"

@@ -44,6 +44,18 @@ foreach (['other:', 'l2x:'] as $p) {
     tcr_same(20 + 20 + 2, count(tcr_cmd($port, 'KEYS', $p . '*')), "$p: untouched");
 }
 tcr_same($rec2, tcr_cmd($port, 'GET', 'other:{0}e:id1'), 'its record too');
+// layout 2's i and T went last: with none left, a later clean('all') scans nothing
+$scans = static function () use ($port): int {
+    return preg_match('/^cmdstat_scan:calls=(\d+)/m', (string) tcr_cmd($port, 'INFO', 'commandstats'), $m) ? (int) $m[1] : 0;
+};
+tcr_check($scans() > 0, 'the purge scanned');
+$before = $scans();
+tcr_same(true, $c->clean('all'), "clean('all') again");
+tcr_same($before, $scans(), 'it finds no layout-2 id index or registry, and sends no SCAN');
+tcr_cmd($port, 'ZADD', 'l2:{0}T', '0', 'C');
+tcr_cmd($port, 'SET', 'l2:{0}e:late', $rec2);
+tcr_same(true, $c->clean('all'), "clean('all') with a layout-2 registry back");
+tcr_same([null, 0], [tcr_cmd($port, 'GET', 'l2:{0}e:late'), tcr_cmd($port, 'EXISTS', 'l2:{0}T')], 'scans and removes again');
 tcr_same(true, $c->save('v2', 'new', ['A'], 3600), 'saves go on');
 tcr_same('v2', $c->load('new'), 'and load');
 echo "done\n";
@@ -66,6 +78,11 @@ ok: what is left: the keys of finite entries (kept with their TTL) and a key not
 ok: other:: untouched
 ok: l2x:: untouched
 ok: its record too
+ok: the purge scanned
+ok: clean('all') again
+ok: it finds no layout-2 id index or registry, and sends no SCAN
+ok: clean('all') with a layout-2 registry back
+ok: scans and removes again
 ok: saves go on
 ok: and load
 done
