@@ -459,7 +459,7 @@ static int load_rec(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 			argv[0] = key;
 			lens[0] = kl;
 			argv[1] = ik;
-			lens[1] = tcr_key(st, shard, 'I', NULL, 0, ik, sizeof(ik));
+			lens[1] = tcr_key(st, shard, 'i', NULL, 0, ik, sizeof(ik));
 			argv[2] = H;
 			lens[2] = hl;
 			argv[3] = id.p;
@@ -570,347 +570,19 @@ static int redis_load_tags(void *sp, tc_str id, int allow_expired, tc_alloc_fn a
 
 static int clean_old(tcr_state *st);
 
-/*
- * The TTLs of index keys this process set (per process, all objects): a
- * key's TTL only grows (EXPIRE NX, then GT) and a key is emptied with its
- * TTL kept (the scripts' reset()), so a key this process gave a TTL
- * reaching D lives at least until D, and a save whose need is below D
- * sends no EXPIRE. A closed socket (a restart, a failover, a fork) makes
- * every entry untrusted (tcr_sock_epoch); a server that may evict keys
- * is never trusted (a key can vanish any time: loadv covers the entry).
- * Direct-mapped on a 64-bit hash of the server list and the key name: a
- * collision only costs an EXPIRE.
- */
-#define TTLTAB 8192
-static struct {
-	uint64_t key;
-	int64_t until;
-	unsigned long epoch;
-} ttltab[TTLTAB];
-
-static uint64_t ttl_key(tcr_state *st, const char *k, size_t kl)
-{
-	uint64_t h;
-
-	if (!st->ttl_salt) {
-		h = tcr_fnv(14695981039346656037ULL, st->addrs, sizeof(st->addrs[0]) * (size_t)st->naddrs);
-		st->ttl_salt = tcr_fnv(h, &st->cfg.database, sizeof(st->cfg.database)) | 1;
-	}
-	h = tcr_fnv(st->ttl_salt, k, kl);
-	/* FNV's last bytes reach few bits: mixed before the slot is taken */
-	h ^= h >> 31;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 29;
-	return h | 1;
-}
-
-/* Saves of a longer lifetime always send their EXPIREs: a clean that
- * empties a tag key keeps its TTL only up to this (reset() in the
- * scripts, TRUST), so that a key emptied of a forever entry's links goes. */
-#define TTL_TRUST_MAX (30 * 86400)
-
-/* The token of each id index this process saw (its anchor's value, set by
- * the save that made the key: HSETNX). Another token means the key was
- * made again (deleted by hand, an expiry, a restart; clean('all') keeps
- * it and its token, like every key of finite entries): every key of the shard
- * may have gone with it, so nothing in ttltab is trusted any more and the
- * save's own keys get their EXPIREs at once. */
-#define TOKTAB 256
-static struct {
-	uint64_t key;
-	char tok[16];
-} toktab[TOKTAB];
-static char my_token[17];
-
-/* two ways per set: a key sits in slot i or i ^ 1 */
-static size_t ttl_slot(uint64_t k)
-{
-	return (size_t)((k >> 20) % TTLTAB);
-}
-
-static int ttl_covered(uint64_t k, int64_t need)
-{
-	size_t i = ttl_slot(k), w;
-
-	for (w = 0; w < 2; w++, i ^= 1) {
-		if (ttltab[i].key == k) {
-			return ttltab[i].epoch == tcr_sock_epoch && ttltab[i].until >= need;
-		}
-	}
-	return 0;
-}
-
-static void ttl_note(uint64_t k, int64_t until)
-{
-	size_t i = ttl_slot(k);
-
-	if (ttltab[i].key != k && (ttltab[i ^ 1].key == k || ttltab[i ^ 1].epoch != tcr_sock_epoch
-	                           || (ttltab[i].epoch == tcr_sock_epoch && ttltab[i ^ 1].until < ttltab[i].until))) {
-		i ^= 1;
-	}
-	ttltab[i].key = k;
-	ttltab[i].until = until;
-	ttltab[i].epoch = tcr_sock_epoch;
-}
-
-/* The link version of a save: a 53-bit hash of its tag list (exact in a
- * double, the record's f64 at offset 2). Saves of an id with the same tags
- * share their links; a save with other tags gets another version, so the
- * links of the former tags no longer match the id index. */
-static double tags_version(const tc_str *tags, size_t ntags)
-{
-	uint64_t h = 14695981039346656037ULL;
-	size_t i;
-
-	for (i = 0; i < ntags; i++) {
-		uint32_t l = (uint32_t)tags[i].len;
-
-		h = tcr_fnv(h, &l, sizeof(l));
-		h = tcr_fnv(h, tags[i].p, tags[i].len);
-	}
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 32;
-	return (double)(h & ((1ULL << 53) - 1));
-}
-
-/* A command of the save's transaction. */
-typedef struct {
-	int argc;
-	const char *argv[TC_TAGS_MAX + 8];
-	size_t lens[TC_TAGS_MAX + 8];
-} cmd_t;
-
-static void cmd_arg(cmd_t *c, const char *p, size_t l)
-{
-	c->argv[c->argc] = p;
-	c->lens[c->argc++] = l;
-}
-
-/*
- * The save as MULTI, the writes, EXEC, pipelined (one round trip): SADD of
- * the link (version .. id) into each tag's key, HSET of the id index, SET
- * of the record, and for the keys whose TTL this process has not yet set
- * far enough (ttl_covered()), their anchor (the member '', which keeps an
- * emptied key and its TTL) in the same SADD or HSET, the tag names in the
- * registry, and EXPIRE NX + EXPIRE GT. Nothing is read: no script, no
- * reply parsed by Lua. TC_MISS: not run (a redirection, a refused
- * command: the caller runs the same writes as a script).
- */
-static int save_multi(tcr_state *st, int shard, args_t *a, size_t ntags, const char *flags, int *ret,
-                      redisReply **tokr)
-{
-	/* a: KEYS entry, index, registry, tags; ARGV id, rec, ival, ettl, kttl, flags, token, other index, tags */
-	const char **K = a->v, **A = a->v + 3 + ntags;
-	const size_t *KL = a->l, *AL = a->l + 3 + ntags;
-	tcr_conn *cn = st->mode == TCR_CLUSTER ? tcr_cluster_node(st, st->shard_slot[shard]) : tcr_master(st);
-	char link[TC_ID_MAX + 16];
-	cmd_t c;
-	size_t i, n = 0, ll;
-	int was_used, reg = flags[1] == '1', ok = 1, forever = AL[6] == 0;
-	redisReply *r;
-
-	if (!cn || AL[0] + 8 > sizeof(link)) {
-		return TC_MISS;
-	}
-	ll = 8 + AL[0];
-	memcpy(link, A[2], 8);
-	memcpy(link + 8, A[0], AL[0]);
-	if (tcr_conn_ready(st, cn) != TC_OK) {
-		return TC_ERR;
-	}
-	was_used = cn->used;
-#define SEND() do { if (tcr_conn_send(st, cn, c.argc, c.argv, c.lens) != TC_OK) return TC_ERR; n++; } while (0)
-	c.argc = 0;
-	cmd_arg(&c, "MULTI", 5);
-	SEND();
-	for (i = 0; i < ntags; i++) {
-		c.argc = 0;
-		cmd_arg(&c, "SADD", 4);
-		cmd_arg(&c, K[3 + i], KL[3 + i]);
-		if (flags[2 + i] == '1') {
-			if (!forever) {
-				/* forever keys: no anchor (no TTL to keep) */
-				cmd_arg(&c, "", 0);
-			}
-			reg = 1;
-		}
-		cmd_arg(&c, link, ll);
-		SEND();
-	}
-	if (AL[6]) {
-		c.argc = 0;
-		cmd_arg(&c, "HSETNX", 6);
-		cmd_arg(&c, K[1], KL[1]);
-		cmd_arg(&c, "", 0);
-		cmd_arg(&c, A[6], AL[6]);
-		SEND();
-	}
-	c.argc = 0;
-	cmd_arg(&c, "HSET", 4);
-	cmd_arg(&c, K[1], KL[1]);
-	cmd_arg(&c, A[0], AL[0]);
-	cmd_arg(&c, A[2], AL[2]);
-	SEND();
-	c.argc = 0;
-	cmd_arg(&c, "HDEL", 4);
-	cmd_arg(&c, A[7], AL[7]);
-	cmd_arg(&c, A[0], AL[0]);
-	SEND();
-	if (reg) {
-		c.argc = 0;
-		cmd_arg(&c, "SADD", 4);
-		cmd_arg(&c, K[2], KL[2]);
-		if (!forever) {
-			cmd_arg(&c, "", 0);
-		}
-		for (i = 0; i < ntags; i++) {
-			if (flags[2 + i] == '1') {
-				cmd_arg(&c, A[8 + i], AL[8 + i]);
-			}
-		}
-		SEND();
-	}
-	c.argc = 0;
-	cmd_arg(&c, "SET", 3);
-	cmd_arg(&c, K[0], KL[0]);
-	cmd_arg(&c, A[1], AL[1]);
-	if (AL[3]) {
-		cmd_arg(&c, "EX", 2);
-		cmd_arg(&c, A[3], AL[3]);
-	}
-	SEND();
-	for (i = 0; i < ntags + 2 && !forever; i++) {
-		int k = i == 0 ? 1 : i == 1 ? 2 : (int)(1 + i);
-
-		if (flags[i] != '1' && !(i == 1 && reg)) {
-			continue;
-		}
-		c.argc = 0;
-		cmd_arg(&c, "EXPIRE", 6);
-		cmd_arg(&c, K[k], KL[k]);
-		cmd_arg(&c, A[4], AL[4]);
-		cmd_arg(&c, "NX", 2);
-		SEND();
-		c.argv[3] = "GT";
-		SEND();
-	}
-	if (!forever) {
-		c.argc = 0;
-		cmd_arg(&c, "HGET", 4);
-		cmd_arg(&c, K[1], KL[1]);
-		cmd_arg(&c, "", 0);
-		SEND();
-	}
-	c.argc = 0;
-	cmd_arg(&c, "EXEC", 4);
-	SEND();
-#undef SEND
-	for (i = 0; i < n; i++) {
-		r = tcr_conn_recv(st, cn);
-		if (!r) {
-			if (i == 0 && was_used && (strstr(st->err, "closed by the server") || strstr(st->err, "reset by peer")
-			                           || strstr(st->err, "Broken pipe"))) {
-				/* a stale socket: the script path makes a fresh one */
-				st->fail = 0;
-				st->reconnects++;
-				return TC_MISS;
-			}
-			return TC_ERR;
-		}
-		if (i + 1 < n) {
-			/* +OK, QUEUED; an error (MOVED, ASK, READONLY, OOM...) aborts the EXEC */
-			ok = ok && r->type != REDIS_REPLY_ERROR;
-		} else if (!ok || r->type != REDIS_REPLY_ARRAY) {
-			ok = 0;
-		} else {
-			size_t k;
-
-			for (k = 0; k < r->elements; k++) {
-				if (!r->element[k] || r->element[k]->type == REDIS_REPLY_ERROR) {
-					/* ran, but a command failed (a foreign key of another type) */
-					*ret = tcr_reply_err(st, NULL, r->element[k] ? r->element[k] : r, "save");
-					tcr_reply_free(r);
-					return TC_OK;
-				}
-			}
-			if (r->elements > 0) {
-				/* the last: HGET of the id index's token */
-				*tokr = r->element[r->elements - 1];
-				r->element[r->elements - 1] = NULL;
-			}
-		}
-		tcr_reply_free(r);
-	}
-	if (!ok) {
-		return TC_MISS;
-	}
-	memcpy(st->last, cn->name, strlen(cn->name) + 1);
-	*ret = TC_OK;
-	return TC_OK;
-}
-
-/* EXPIRE NX + EXPIRE GT of the keys a save took as covered (flags '0'),
- * after a save that found its id index made again: pipelined, replies
- * read and dropped (a failure leaves keys without a TTL: kept, never
- * expiring early). */
-static void push_keys(tcr_state *st, int shard, const args_t *a, size_t ntags, const char *flags)
-{
-	tcr_conn *cn = st->mode == TCR_CLUSTER ? tcr_cluster_node(st, st->shard_slot[shard]) : tcr_master(st);
-	const char *av[4];
-	size_t al[4], i, n = 0;
-
-	if (!cn || tcr_conn_ready(st, cn) != TC_OK) {
-		st->fail = 0;
-		return;
-	}
-	for (i = 0; i < ntags + 2; i++) {
-		if (flags[i] != '0') {
-			continue;
-		}
-		av[0] = "EXPIRE";
-		al[0] = 6;
-		av[1] = a->v[1 + i];
-		al[1] = a->l[1 + i];
-		/* ARGV[5], the keys' TTL (after the journal's keys, if armed) */
-		av[2] = a->v[3 + ntags + (st->jarm ? 3 : 0) + 4];
-		al[2] = a->l[3 + ntags + (st->jarm ? 3 : 0) + 4];
-		av[3] = "NX";
-		al[3] = 2;
-		if (tcr_conn_send(st, cn, 4, av, al) != TC_OK) {
-			break;
-		}
-		av[3] = "GT";
-		if (tcr_conn_send(st, cn, 4, av, al) != TC_OK) {
-			break;
-		}
-		n += 2;
-	}
-	for (i = 0; i < n; i++) {
-		redisReply *r = tcr_conn_recv(st, cn);
-
-		if (!r) {
-			break;
-		}
-		tcr_reply_free(r);
-	}
-	st->fail = 0;
-}
-
 static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size_t ntags,
                       int64_t expire, char *err)
 {
 	tcr_state *st = sp;
-	char ival[16], ets[24], kts[24], flags[TC_TAGS_MAX + 3];
+	char H[KEYBUF], es[40], ns[24], gs[24];
 	int shard = tcr_shard_of(st, id.p, id.len);
-	int64_t now = now_s(), need, until;
-	uint64_t hk[TC_TAGS_MAX + 2];
-	size_t reclen = 0, i;
+	int64_t now = now_s();
+	double score;
+	size_t reclen = 0, i, hl;
 	char *rec;
 	args_t a;
 	redisReply *r;
-	redisReply *tokr = NULL;
-	int ret = TC_ERR, evict, done = TC_MISS, forever;
+	int ret, evict;
 
 	(void)err;
 	op_begin(st);
@@ -918,67 +590,44 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 		return tcr_fail(st, "save: a value of %zu bytes is larger than max_value_size (%lld)", data.len,
 		                (long long)st->cfg.max_value_size);
 	}
-	if (ntags > TC_TAGS_MAX) {
-		return tcr_fail(st, "save: too many tags");
-	}
 	if (expire != TC_EXPIRE_NEVER && st->cfg.lifetimelimit > 0 && expire > now + st->cfg.lifetimelimit) {
 		expire = now + st->cfg.lifetimelimit;
 	}
 	if (expire < now - 1) {
-		/* already expired (a negative lifetime): only load($id, true) can
-		 * see it, for grace seconds */
+		/* Already expired (a negative lifetime): only load($id, true) can
+		 * see it, for grace seconds. Its index scores must not claim it
+		 * died long ago, or the trimming of old members (score < now -
+		 * grace) would drop its links while it still exists. */
 		expire = now - 1;
 	}
+	/* the save's score: its expiry bucket plus a version (see tc_redis_lua.c) */
+	score = (double)tcr_bucket(expire, now) * TCR_SCORE_SCALE + (double)(tcr_rand() & 0xffff);
 	evict = may_evict(st, shard);
 	if (evict < 0) {
 		return TC_ERR;
 	}
-	rec = tcr_record_build(st, data, tags, ntags, tags_version(tags, ntags), expire, now, &reclen);
-	if (rec) {
-		/* the id index's value: the version (the record's bytes 2..9), the expire */
-		memcpy(ival, rec + 2, 8);
-		memcpy(ival + 8, rec + 26, 8);
-	}
-	/* a key's TTL must reach expire + grace + 5 (a script runs seconds
-	 * after its client read the clock, under load); it is set a slack
-	 * further, so that it is not set again on every save */
-	need = (expire > now ? expire : now) + st->cfg.grace + 5;
-	until = need + (expire >= TC_EXPIRE_NEVER ? 0 : expire - now > 14400 ? 3600 : expire > now ? (expire - now) / 4 : 0);
-	args_init(&a, 2 * ntags + 18);
-	/* KEYS: entry, id index, registry, the tags' keys: of finite entries
-	 * (I, G, s:), which have TTLs, or of forever entries (J, F, f:), which
-	 * have none and are never given one */
-	forever = expire >= TC_EXPIRE_NEVER;
+	rec = tcr_record_build(st, data, tags, ntags, score, expire, now, &reclen);
+	args_init(&a, 2 * ntags + 16);
+	/* KEYS: entry, id index, registry, the tags' keys */
 	args_key(&a, st, shard, 'e', id.p, id.len);
-	args_key(&a, st, shard, forever ? 'J' : 'I', NULL, 0);
-	args_key(&a, st, shard, forever ? 'F' : 'G', NULL, 0);
+	args_key(&a, st, shard, 'i', NULL, 0);
+	args_key(&a, st, shard, 'T', NULL, 0);
 	for (i = 0; i < ntags; i++) {
-		args_key(&a, st, shard, forever ? 'f' : 's', tags[i].p, tags[i].len);
+		args_key(&a, st, shard, 't', tags[i].p, tags[i].len);
 	}
 	if (st->jarm) {
 		args_jkeys(&a, st->jarm);
 	}
-	for (i = 0; i < ntags + 2 && !a.oom; i++) {
-		/* index, registry, tags */
-		hk[i] = ttl_key(st, a.v[i + 1], a.l[i + 1]);
-		/* forever: '1' = register the tag names (no TTL, no anchor) */
-		flags[i] = !forever && !evict && until - now <= TTL_TRUST_MAX && ttl_covered(hk[i], need) ? '0' : '1';
-	}
-	flags[ntags + 2] = '\0';
+	hl = tcr_shard_prefix(st, shard, H, sizeof(H));
+	args_add(&a, H, hl);
 	args_add(&a, id.p, id.len);
 	args_add(&a, rec, reclen);
-	args_add(&a, ival, 16);
-	args_add(&a, ets, expire >= TC_EXPIRE_NEVER ? 0
-	         : (size_t)i64s(ets, expire - now + st->cfg.grace < 1 ? 1 : expire - now + st->cfg.grace));
-	args_add(&a, kts, (size_t)i64s(kts, until - now));
-	args_add(&a, flags, ntags + 2);
-	if (!my_token[0]) {
-		snprintf(my_token, sizeof(my_token), "%08x%08x", tcr_rand(), tcr_rand());
-	}
-	/* the token: '' for a forever entry (no TTL, nothing to trust) */
-	args_add(&a, my_token, forever ? 0 : 16);
-	/* the other id index, where the id must not stay */
-	args_key(&a, st, shard, forever ? 'I' : 'J', NULL, 0);
+	args_add(&a, es, (size_t)i64s(es, (int64_t)score));   /* an integer below 2^53 */
+	args_add(&a, ns, (size_t)i64s(ns, now));
+	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
+	/* the short path keeps links as they are: not when the server may have
+	 * evicted one of them (a full save puts them back) */
+	args_add(&a, evict ? "0" : "1", 1);
 	for (i = 0; i < ntags; i++) {
 		args_add(&a, tags[i].p, tags[i].len);
 	}
@@ -990,57 +639,18 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 		args_free(&a);
 		return tcr_fail(st, "save: out of memory");
 	}
-	if (!st->jarm) {
-		done = save_multi(st, shard, &a, ntags, flags, &ret, &tokr);
-	}
-	if (done == TC_MISS) {
-		/* journaled (the append rides in the script), or the transaction
-		 * was refused: the same writes as one script */
-		st->fail = 0;
-		r = tcr_eval(st, shard, st->jarm ? TCR_LUA_SAVE_J : TCR_LUA_SAVE, 0, (int)(3 + ntags + (st->jarm ? 3 : 0)),
-		             a.n, a.v, a.l);
-		if (r) {
-			ret = r->type == REDIS_REPLY_STRING ? TC_OK : tcr_reply_err(st, NULL, r, "save");
-			if (ret == TC_OK) {
-				tokr = r;
-			} else {
-				tcr_reply_free(r);
-			}
-		}
-	}
-	if (ret == TC_OK) {
-		/* tests: a process killed after its writes, before the token's
-		 * follow-up (tests/redis/142) */
-		tc_crash_point("redis_save_exec");
-	}
-	if (ret == TC_OK && !forever) {
-		size_t ti = (size_t)(hk[0] >> 24) % TOKTAB;
-		int fresh = !tokr || tokr->type != REDIS_REPLY_STRING || tokr->len != 16 || toktab[ti].key != hk[0]
-		            || memcmp(toktab[ti].tok, tokr->str, 16) != 0;
-
-		if (fresh) {
-			/* the id index was made again since this process last saw it
-			 * (or never seen): its keys' TTLs set by this process may have
-			 * gone with them */
-			tcr_sock_epoch++;
-			if (strchr(flags, '0')) {
-				push_keys(st, shard, &a, ntags, flags);
-			}
-			memset(flags, '1', ntags + 2);
-			if (tokr && tokr->type == REDIS_REPLY_STRING && tokr->len == 16) {
-				toktab[ti].key = hk[0];
-				memcpy(toktab[ti].tok, tokr->str, 16);
-			}
-		}
-		for (i = 0; i < ntags + 2 && until - now <= TTL_TRUST_MAX; i++) {
-			if (flags[i] == '1') {
-				ttl_note(hk[i], until);
-			}
-		}
-	}
-	tcr_reply_free(tokr);
+	r = tcr_eval(st, shard, st->jarm ? TCR_LUA_SAVE_J : TCR_LUA_SAVE, 0, (int)(3 + ntags + (st->jarm ? 3 : 0)),
+	             a.n, a.v, a.l);
 	free(rec);
 	args_free(&a);
+	if (!r) {
+		return TC_ERR;
+	}
+	ret = TC_OK;
+	if (r->type != REDIS_REPLY_INTEGER) {
+		ret = tcr_reply_err(st, NULL, r, "save");
+	}
+	tcr_reply_free(r);
 	if (ret == TC_OK) {
 		jarm_done(st);
 		st->saves++;
@@ -1065,9 +675,9 @@ static int entry_args(tcr_state *st, int shard, tc_str id, entry_keys *k, const 
 	argv[0] = k->key;
 	lens[0] = tcr_key(st, shard, 'e', id.p, id.len, k->key, sizeof(k->key));
 	argv[1] = k->ik;
-	lens[1] = tcr_key(st, shard, 'I', NULL, 0, k->ik, sizeof(k->ik));
+	lens[1] = tcr_key(st, shard, 'i', NULL, 0, k->ik, sizeof(k->ik));
 	argv[2] = k->rk;
-	lens[2] = tcr_key(st, shard, 'G', NULL, 0, k->rk, sizeof(k->rk));
+	lens[2] = tcr_key(st, shard, 'T', NULL, 0, k->rk, sizeof(k->rk));
 	argv[3] = k->H;
 	lens[3] = tcr_shard_prefix(st, shard, k->H, sizeof(k->H));
 	argv[4] = id.p;
@@ -1137,19 +747,19 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	long loops;
 	int ret = TC_OK, phase;
 	/* TwoLevel's journal record rides in every call (each drops entries) */
-	const tcr_jarm *j = st->jarm;
+	const tcr_jarm *j = strcmp(mode, "old") ? st->jarm : NULL;
 	args_t a;
 
 	args_init(&a, 2 * ntags + 17);
 	/* KEYS: id index, registry, two working sets, the tags' keys */
-	args_key(&a, st, shard, 'I', NULL, 0);
-	args_key(&a, st, shard, 'G', NULL, 0);
+	args_key(&a, st, shard, 'i', NULL, 0);
+	args_key(&a, st, shard, 'T', NULL, 0);
 	snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
 	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
 	strcat(tmp, ".2");
 	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
 	for (i = 0; i < ntags; i++) {
-		args_key(&a, st, shard, 's', tags[i].p, tags[i].len);
+		args_key(&a, st, shard, 't', tags[i].p, tags[i].len);
 	}
 	if (j) {
 		args_jkeys(&a, j);
@@ -1192,7 +802,7 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 		if (j) {
 			jarm_done(st);
 		}
-		if (left <= 0) {
+		if (left <= 0 || (!strcmp(mode, "old") && left < chunk_of(st))) {
 			break;
 		}
 	}
@@ -1200,34 +810,51 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	return ret;
 }
 
-/* clean('old'): HSCAN steps of the id index (the clean script, mode old,
- * its phase argument the cursor), then SSCAN steps of the registry (the
- * gctags script): each step one script, until the cursor is 0 again. */
-static int scan_steps(tcr_state *st, int shard, int script, int nkeys, int argc, const char **argv, size_t *lens,
-                      int curi, const char *what)
+/* clean('old'), second pass: expired members of every tag. */
+static int gc_tags(tcr_state *st, int shard)
 {
-	char cur[32] = "0";
+	char key[KEYBUF], ik[KEYBUF], H[KEYBUF], ns[24], gs[24], os[24], cs[24];
+	const char *argv[8];
+	size_t lens[8];
+	long long off = 0;
 	long loops;
 
+	argv[0] = key;
+	lens[0] = tcr_key(st, shard, 'T', NULL, 0, key, sizeof(key));
+	argv[1] = ik;
+	lens[1] = tcr_key(st, shard, 'i', NULL, 0, ik, sizeof(ik));
+	argv[2] = H;
+	lens[2] = tcr_shard_prefix(st, shard, H, sizeof(H));
+	argv[3] = ns;
+	lens[3] = (size_t)i64s(ns, now_s());
+	argv[4] = gs;
+	lens[4] = (size_t)i64s(gs, st->cfg.grace);
+	argv[6] = "200";
+	lens[6] = 3;
+	argv[7] = cs;
+	lens[7] = (size_t)i64s(cs, chunk_of(st));
 	for (loops = 0; loops < LOOPS_MAX; loops++) {
 		redisReply *r;
+		long long seen, kept;
 
-		argv[curi] = cur;
-		lens[curi] = strlen(cur);
-		r = tcr_eval(st, shard, script, 0, nkeys, argc, argv, lens);
+		argv[5] = os;
+		lens[5] = (size_t)i64s(os, off);
+		r = tcr_eval(st, shard, TCR_LUA_GCTAGS, 0, 2, 8, argv, lens);
 		if (!r) {
 			return TC_ERR;
 		}
-		if (r->type != REDIS_REPLY_STRING || r->len == 0 || r->len >= sizeof(cur)) {
-			int e = tcr_reply_err(st, NULL, r, what);
+		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] || !r->element[1]
+		    || r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER) {
+			int e = tcr_reply_err(st, NULL, r, "clean old");
 
 			tcr_reply_free(r);
 			return e;
 		}
-		memcpy(cur, r->str, r->len);
-		cur[r->len] = '\0';
+		seen = r->element[0]->integer;
+		kept = r->element[1]->integer;
 		tcr_reply_free(r);
-		if (strcmp(cur, "0") == 0) {
+		off += kept;
+		if (seen < 200) {
 			break;
 		}
 	}
@@ -1239,210 +866,11 @@ static int clean_old(tcr_state *st)
 	int s;
 
 	for (s = 0; s < st->nshards; s++) {
-		char ik[KEYBUF], rk[KEYBUF], tmp[KEYBUF], tmp2[KEYBUF], H[KEYBUF], ns[24], gs[24], cs[24];
-		const char *argv[10];
-		size_t lens[10];
-
-		/* KEYS: id index, registry, two working sets (unused); ARGV: H,
-		 * old, now, grace, chunk, cursor */
-		argv[0] = ik;
-		lens[0] = tcr_key(st, s, 'I', NULL, 0, ik, sizeof(ik));
-		argv[1] = rk;
-		lens[1] = tcr_key(st, s, 'G', NULL, 0, rk, sizeof(rk));
-		argv[2] = tmp;
-		lens[2] = tcr_key(st, s, 'x', "old", 3, tmp, sizeof(tmp));
-		argv[3] = tmp2;
-		lens[3] = tcr_key(st, s, 'x', "old.2", 5, tmp2, sizeof(tmp2));
-		argv[4] = H;
-		lens[4] = tcr_shard_prefix(st, s, H, sizeof(H));
-		argv[5] = "old";
-		lens[5] = 3;
-		argv[6] = ns;
-		lens[6] = (size_t)i64s(ns, now_s());
-		argv[7] = gs;
-		lens[7] = (size_t)i64s(gs, st->cfg.grace);
-		argv[8] = cs;
-		lens[8] = (size_t)i64s(cs, chunk_of(st));
-		if (scan_steps(st, s, TCR_LUA_CLEAN, 4, 10, argv, lens, 9, "clean old") != TC_OK) {
-			return TC_ERR;
-		}
-		/* KEYS: registry, id index; ARGV: H, now, grace, cursor, count */
-		argv[0] = rk;
-		lens[0] = lens[1];
-		argv[1] = ik;
-		lens[1] = tcr_key(st, s, 'I', NULL, 0, ik, sizeof(ik));
-		argv[2] = H;
-		lens[2] = lens[4];
-		argv[3] = ns;
-		lens[3] = lens[6];
-		argv[4] = gs;
-		lens[4] = lens[7];
-		argv[6] = "20";
-		lens[6] = 2;
-		/* the tags of finite entries, then those of forever entries */
-		argv[7] = "s:";
-		lens[7] = 2;
-		if (scan_steps(st, s, TCR_LUA_GCTAGS, 2, 8, argv, lens, 5, "clean old") != TC_OK) {
-			return TC_ERR;
-		}
-		argv[7] = "f:";
-		if (scan_steps(st, s, TCR_LUA_GCTAGS, 2, 8, argv, lens, 5, "clean old") != TC_OK) {
+		if (clean_shard(st, s, "old", NULL, 0) != TC_OK || gc_tags(st, s) != TC_OK) {
 			return TC_ERR;
 		}
 	}
 	return TC_OK;
-}
-
-/* keys of layout 2 handed to one purge script */
-#define PURGE_KEYS 256
-
-static size_t glob_escape(const char *in, char *out, size_t cap);
-
-/* Sends cmd (EXISTS or UNLINK) of shard s's layout-2 id index i and
- * registry T; *n: the reply's count. */
-static int layout2_marks(tcr_state *st, int s, const char *cmd, long long *n)
-{
-	char H[KEYBUF], ki[KEYBUF + 1], kt[KEYBUF + 1];
-	size_t hl = tcr_shard_prefix(st, s, H, sizeof(H));
-	const char *argv[3] = {cmd, ki, kt};
-	size_t lens[3] = {strlen(cmd), hl + 1, hl + 1};
-	redisReply *r;
-	int ret = TC_OK;
-
-	memcpy(ki, H, hl);
-	ki[hl] = 'i';
-	memcpy(kt, H, hl);
-	kt[hl] = 'T';
-	r = tcr_shard_cmd(st, s, 0, 3, argv, lens);
-	if (!r) {
-		return TC_ERR;
-	}
-	if (r->type != REDIS_REPLY_INTEGER) {
-		ret = tcr_reply_err(st, NULL, r, "clean all (layout 2)");
-	} else {
-		*n = r->integer;
-	}
-	tcr_reply_free(r);
-	return ret;
-}
-
-/*
- * clean('all'), last: the keys layout 2 left under this prefix (its id
- * index i, registry T, tag keys t:<tag> and records of format 2, which for
- * forever entries never expire). Only when some shard still has layout 2's
- * i or T (every layout-2 store with an entry has both): then SCAN steps of
- * each node with the prefix's pattern, each step's t: and e: keys of a
- * shard handed to a short script (TCR_LUA_PURGE2) that unlinks them (a
- * record only when its format byte is not 3), and i and T last, once the
- * SCANs went through: a purge cut short (an error, a timeout) leaves them,
- * so the next clean('all') scans again, and every later one costs one
- * EXISTS per shard. Its working sets x:<n> had a TTL of 600 s: left to
- * expire.
- */
-static int purge_layout2(tcr_state *st)
-{
-	char pat[KEYBUF];
-	size_t pl = glob_escape(st->cfg.prefix, pat, sizeof(pat) - 8);
-	int s, ret = TC_OK;
-	long long n, found = 0;
-
-	for (s = 0; s < st->nshards; s++) {
-		if (layout2_marks(st, s, "EXISTS", &n) != TC_OK) {
-			return TC_ERR;
-		}
-		found += n;
-	}
-	if (!found) {
-		return TC_OK;
-	}
-	memcpy(pat + pl, "{*}*", 5);
-	for (s = 0; s < st->nshards && ret == TC_OK; s++) {
-		char cursor[32] = "0";
-		long loops;
-		int first_of_node = 1, t;
-
-		if (st->mode == TCR_CLUSTER) {
-			tcr_conn *mine = tcr_cluster_node(st, st->shard_slot[s]);
-
-			if (!mine) {
-				return TC_ERR;
-			}
-			for (t = 0; t < s; t++) {
-				if (tcr_cluster_node(st, st->shard_slot[t]) == mine) {
-					first_of_node = 0;
-				}
-			}
-		} else if (s > 0) {
-			break;
-		}
-		if (!first_of_node) {
-			continue;
-		}
-		for (loops = 0; loops < LOOPS_MAX && ret == TC_OK; loops++) {
-			const char *argv[6] = {"SCAN", cursor, "MATCH", pat, "COUNT", "1000"};
-			size_t lens[6] = {4, strlen(cursor), 5, strlen(pat), 5, 4}, k;
-			redisReply *r = tcr_shard_cmd(st, s, 0, 6, argv, lens), *keys;
-
-			if (!r) {
-				return TC_ERR;
-			}
-			if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] || !r->element[1]
-			    || r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY
-			    || r->element[0]->len >= sizeof(cursor)) {
-				ret = tcr_reply_err(st, NULL, r, "clean all (SCAN)");
-				tcr_reply_free(r);
-				return ret;
-			}
-			memcpy(cursor, r->element[0]->str, r->element[0]->len + 1);
-			keys = r->element[1];
-			for (t = 0; t < st->nshards && ret == TC_OK; t++) {
-				char H[KEYBUF], ik[KEYBUF];
-				const char *av[PURGE_KEYS + 2];
-				size_t al[PURGE_KEYS + 2], hl = tcr_shard_prefix(st, t, H, sizeof(H)), nb = 0;
-
-				av[0] = ik;
-				al[0] = tcr_key(st, t, 'I', NULL, 0, ik, sizeof(ik));
-				av[1] = H;
-				al[1] = hl;
-				for (k = 0; k <= keys->elements && ret == TC_OK; k++) {
-					redisReply *kk = k < keys->elements ? keys->element[k] : NULL;
-
-					if (kk && kk->type == REDIS_REPLY_STRING && kk->len > hl && memcmp(kk->str, H, hl) == 0) {
-						const char *x = kk->str + hl;
-						size_t xl = kk->len - hl;
-
-						if (xl > 2 && (x[0] == 't' || x[0] == 'e') && x[1] == ':') {
-							av[2 + nb] = kk->str;
-							al[2 + nb++] = kk->len;
-						}
-					}
-					if (nb == PURGE_KEYS || (k == keys->elements && nb > 0)) {
-						redisReply *q = tcr_eval(st, t, TCR_LUA_PURGE2, 0, 1, (int)(2 + nb), av, al);
-
-						if (!q) {
-							return TC_ERR;
-						}
-						if (q->type != REDIS_REPLY_INTEGER) {
-							ret = tcr_reply_err(st, NULL, q, "clean all (layout 2)");
-						}
-						tcr_reply_free(q);
-						nb = 0;
-					}
-				}
-			}
-			tcr_reply_free(r);
-			if (strcmp(cursor, "0") == 0) {
-				break;
-			}
-		}
-		if (loops == LOOPS_MAX) {
-			return TC_OK;  /* not through: i and T stay for the next clean('all') */
-		}
-	}
-	for (s = 0; s < st->nshards && ret == TC_OK; s++) {
-		ret = layout2_marks(st, s, "UNLINK", &n);
-	}
-	return ret;
 }
 
 static int redis_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
@@ -1478,7 +906,7 @@ static int redis_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t 
 			return TC_ERR;
 		}
 	}
-	return mode == TC_CLEAN_ALL ? purge_layout2(st) : TC_OK;
+	return TC_OK;
 }
 
 /* -------------------------------------------------------------- listing */
@@ -1517,13 +945,13 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 
 		args_init(&a, 2 * ntags + 9);
 		/* KEYS: id index, two working sets, the tags' keys */
-		args_key(&a, st, s, 'I', NULL, 0);
+		args_key(&a, st, s, 'i', NULL, 0);
 		snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
 		args_key(&a, st, s, 'x', tmp, strlen(tmp));
 		strcat(tmp, ".2");
 		args_key(&a, st, s, 'x', tmp, strlen(tmp));
 		for (i = 0; i < ntags; i++) {
-			args_key(&a, st, s, 's', tags[i].p, tags[i].len);
+			args_key(&a, st, s, 't', tags[i].p, tags[i].len);
 		}
 		args_add(&a, H, tcr_shard_prefix(st, s, H, sizeof(H)));
 		args_add(&a, m, strlen(m));
@@ -1553,9 +981,12 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 				tcr_reply_free(r);
 				break;
 			}
-			/* one reply: every id of the shard (the script reads the id
-			 * index or the tags' links whole) */
+			/* the script appends the page's size before it dropped ids
+			 * that expired inside their bucket */
 			n = r->elements;
+			if (n > 0 && r->element[n - 1] && r->element[n - 1]->type == REDIS_REPLY_INTEGER) {
+				n = (size_t)r->element[n - 1]->integer;
+			}
 			hold(st, r);
 			for (k = 0; k < r->elements; k++) {
 				if (r->element[k] && r->element[k]->type == REDIS_REPLY_STRING) {
@@ -1563,9 +994,10 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 				}
 			}
 			unhold(st);
-			(void)n;
-			(void)off;
-			break;
+			if (n < PAGE) {
+				break;
+			}
+			off += PAGE;
 		}
 		args_free(&a);
 	}
@@ -1623,49 +1055,45 @@ static int redis_tags(void *sp, tc_emit_fn emit, void *ctx)
 	}
 	all->type = REDIS_REPLY_ARRAY;
 	for (s = 0; s < st->nshards && ret == TC_OK; s++) {
-		char key[KEYBUF], ns[24], os[32] = "0";
+		char key[KEYBUF], ns[24], os[24];
+		long long off = 0;
 		long loops;
-		int kind = 0;
 
-		/* SSCAN steps of the registry, until its cursor is 0 again: the
-		 * tags of finite entries (s:), then those of forever entries (f:) */
 		for (loops = 0; loops < LOOPS_MAX; loops++) {
 			char ik[KEYBUF], tmp[KEYBUF], H[KEYBUF];
-			const char *argv[8] = {key, ik, tmp, ns, os, "1000", H, kind ? "f:" : "s:"};
-			size_t lens[8];
+			const char *argv[7] = {key, ik, tmp, ns, os, "1000", H};
+			size_t lens[7];
 			redisReply *r;
+			long long seen;
 
-			lens[0] = tcr_key(st, s, 'G', NULL, 0, key, sizeof(key));
-			lens[1] = tcr_key(st, s, 'I', NULL, 0, ik, sizeof(ik));
-			lens[2] = tcr_key(st, s, 'x', "tags", 4, tmp, sizeof(tmp));
+			lens[0] = tcr_key(st, s, 'T', NULL, 0, key, sizeof(key));
+			lens[1] = tcr_key(st, s, 'i', NULL, 0, ik, sizeof(ik));
+			snprintf(H, sizeof(H), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
+			lens[2] = tcr_key(st, s, 'x', H, strlen(H), tmp, sizeof(tmp));
 			lens[3] = (size_t)i64s(ns, now_s());
-			lens[4] = strlen(os);
+			lens[4] = (size_t)i64s(os, off);
 			lens[5] = 4;
 			lens[6] = tcr_shard_prefix(st, s, H, sizeof(H));
-			lens[7] = 2;
-			r = tcr_eval(st, s, TCR_LUA_TAGS, 0, 3, 8, argv, lens);
+			r = tcr_eval(st, s, TCR_LUA_TAGS, 0, 3, 7, argv, lens);
 			if (!r) {
 				ret = TC_ERR;
 				break;
 			}
 			if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] || !r->element[1]
-			    || r->element[0]->type != REDIS_REPLY_STRING || r->element[0]->len == 0
-			    || r->element[0]->len >= sizeof(os) || r->element[1]->type != REDIS_REPLY_ARRAY) {
+			    || r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_ARRAY) {
 				ret = tcr_reply_err(st, NULL, r, "list tags");
 				tcr_reply_free(r);
 				break;
 			}
-			memcpy(os, r->element[0]->str, r->element[0]->len);
-			os[r->element[0]->len] = '\0';
+			seen = r->element[0]->integer;
 			if (take_strings(all, r->element[1]) != 0) {
 				ret = tcr_fail(st, "out of memory");
 			}
 			tcr_reply_free(r);
-			if (strcmp(os, "0") == 0) {
-				if (kind++) {
-					break;
-				}
+			if (seen < 1000) {
+				break;
 			}
+			off += 1000;
 		}
 	}
 	if (ret == TC_OK) {
@@ -1833,34 +1261,30 @@ static void redis_stats(void *sp, tc_stat_fn emit, void *ctx)
 	op_begin(st);
 	for (s = 0; s < st->nshards && ok; s++) {
 		char ik[KEYBUF], tk[KEYBUF];
-		const char *a1[2] = {"HLEN", ik}, *a2[2] = {"SCARD", tk};
-		size_t l1[2] = {4, 0}, l2[2] = {5, 0};
+		const char *a1[2] = {"ZCARD", ik}, *a2[2] = {"ZCARD", tk};
+		size_t l1[2] = {5, 0}, l2[2] = {5, 0};
 		redisReply *r;
 
-		l1[1] = tcr_key(st, s, 'I', NULL, 0, ik, sizeof(ik));
-		l2[1] = tcr_key(st, s, 'G', NULL, 0, tk, sizeof(tk));
+		l1[1] = tcr_key(st, s, 'i', NULL, 0, ik, sizeof(ik));
+		l2[1] = tcr_key(st, s, 'T', NULL, 0, tk, sizeof(tk));
 		r = tcr_shard_cmd(st, s, 0, 2, a1, l1);
 		ok = r && r->type == REDIS_REPLY_INTEGER;
-		/* less the anchor ('') the key holds once a save gave it a TTL
-		 * (the id index also counts expired entries not yet dropped) */
-		entries += ok && r->integer > 0 ? r->integer - 1 : 0;
+		entries += ok ? r->integer : 0;
 		tcr_reply_free(r);
 		if (!ok) {
 			break;
 		}
 		r = tcr_shard_cmd(st, s, 0, 2, a2, l2);
 		ok = r && r->type == REDIS_REPLY_INTEGER;
-		tags += ok && r->integer > 0 ? r->integer - 1 : 0;
+		tags += ok ? r->integer : 0;
 		tcr_reply_free(r);
 		if (ok) {
-			/* forever entries and their tags: J and F, no anchors */
-			l1[1] = tcr_key(st, s, 'J', NULL, 0, ik, sizeof(ik));
-			l2[1] = tcr_key(st, s, 'F', NULL, 0, tk, sizeof(tk));
-			r = tcr_shard_cmd(st, s, 0, 2, a1, l1);
-			entries += r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-			tcr_reply_free(r);
-			r = tcr_shard_cmd(st, s, 0, 2, a2, l2);
-			tags += r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+			/* the registry also holds the id index's deadline, under '' */
+			const char *a3[3] = {"ZSCORE", tk, ""};
+			size_t l3[3] = {6, l2[1], 0};
+
+			r = tcr_shard_cmd(st, s, 0, 3, a3, l3);
+			tags -= r && r->type == REDIS_REPLY_STRING ? 1 : 0;
 			tcr_reply_free(r);
 		}
 	}
@@ -1928,9 +1352,9 @@ static int verify_batch(tcr_state *st, int shard, redisReply **ids, size_t n, tc
 		return tcr_fail(st, "out of memory");
 	}
 	argv[0] = key;
-	lens[0] = tcr_key(st, shard, 'I', NULL, 0, key, sizeof(key));
+	lens[0] = tcr_key(st, shard, 'i', NULL, 0, key, sizeof(key));
 	argv[1] = rk;
-	lens[1] = tcr_key(st, shard, 'G', NULL, 0, rk, sizeof(rk));
+	lens[1] = tcr_key(st, shard, 'T', NULL, 0, rk, sizeof(rk));
 	argv[2] = H;
 	lens[2] = tcr_shard_prefix(st, shard, H, sizeof(H));
 	argv[3] = ns;

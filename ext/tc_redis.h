@@ -31,8 +31,11 @@
 #define TCR_ADDRS_MAX   16       /* servers in a comma list */
 #define TCR_NODES_MAX   64       /* cluster masters */
 #define TCR_HDR         34       /* entry record header, see tc_redis_cmd.c */
-#define TCR_RECORD_VERSION 3
+#define TCR_RECORD_VERSION 2
 #define TCR_HASHTAG_MAX 24
+#define TCR_SCORE_SCALE 65536.0  /* a save's score: expire * 65536 + version */
+#define TCR_BUCKET_DIV  16       /* expiry bucket: 1/16 of the time left ... */
+#define TCR_BUCKET_MAX  60       /* ... at most 60 s (tcr_bucket) */
 
 /* on_error (tc_net.h) */
 #define TCR_ON_ERROR_MISS      TC_ON_ERROR_MISS
@@ -153,7 +156,6 @@ struct tcr_state {
 	int fail;                /* a failure is pending for failure() */
 	char err[TC_ERRBUF];
 	unsigned long tmp_seq;
-	uint64_t ttl_salt;       /* the save's TTL table: hash of the servers and database, 0 until the first save */
 	redisReply *held;        /* a reply kept while PHP callbacks run */
 	tcr_jarm *jarm;          /* TwoLevel: a journal record for the next write, or NULL */
 	char last[TCR_HOST_MAX + 16]; /* the server that gave the last reply, for messages */
@@ -162,7 +164,6 @@ struct tcr_state {
 };
 
 /* tc_redis_conn.c */
-extern unsigned long tcr_sock_epoch;
 void tcr_conn_atfork_child(void);  /* tc_backend_redis.atfork_child */
 void tcr_conn_shutdown(void);
 double tcr_now_f(void);
@@ -218,6 +219,7 @@ typedef struct {
 int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only);
 char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t ntags,
                        double score, int64_t expire, int64_t mtime, size_t *outlen);
+int64_t tcr_bucket(int64_t expire, int64_t now);
 
 /* tc_redis_lua.c */
 enum {
@@ -231,7 +233,6 @@ enum {
 	TCR_LUA_GCTAGS,
 	TCR_LUA_TAGS,     /* getTags: registry names with a valid link */
 	TCR_LUA_VERIFY,
-	TCR_LUA_PURGE2,   /* clean('all'): the keys of layout 2 */
 	/* the writes with TwoLevel's journal append in the same script: 3 more
 	 * KEYS and 3 more ARGV at the ends (tc_redis_journal.c, tcr_jarm) */
 	TCR_LUA_SAVE_J,

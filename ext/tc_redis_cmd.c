@@ -13,18 +13,16 @@
  * layout: a namespace must always be opened with the same value.
  *
  *   <prefix>{<hashtag>}e:<id>    the entry record
- *   <prefix>{<hashtag>}I         id -> version . expire (finite entries; J: forever)
- *   <prefix>{<hashtag>}s:<tag>   a tag's links, version . id (finite; f: forever)
- *   <prefix>{<hashtag>}G         the tags with an s: key (F: with an f: key)
- * (layout 3: TECHNOTES.md, Redis, "Key layout"; tc_redis_lua.c)
+ *   <prefix>{<hashtag>}t:<tag>   a tag's ids, scored by expire
+ *   <prefix>{<hashtag>}i         every id, scored by expire
+ *   <prefix>{<hashtag>}T         every tag, scored by its longest expire
  *
  * The entry record (one STRING, read with one GET):
  *
- *   0   u8      format version (3)
+ *   0   u8      format version (2)
  *   1   u8      codec of the value: 0 none, 1 gzip, 2 lz4, 3 zstd
- *   2   8 bytes the link version (tcr_record_build writes the double it
- *               is given: a 53-bit hash of the tag list, tc_redis.c);
- *               compared as bytes by the scripts
+ *   2   f64 LE  the save's score: the expiry bucket (see tcr_bucket)
+ *               * 65536 + a 16-bit version (tc_redis_lua.c)
  *   10  f64 LE  mtime
  *   18  u32 LE  length of the tag list
  *   22  u32 LE  length of the value once decompressed
@@ -185,14 +183,13 @@ static int get_f64(const char *p, double *out)
 int tcr_record_parse(const char *p, size_t len, tcr_record *r, int header_only)
 {
 	uint32_t tl;
-	double mtime, expire;
+	double score, mtime, expire;
 
 	if (len < TCR_HDR || (unsigned char)p[0] != TCR_RECORD_VERSION || (unsigned char)p[1] > TCR_CODEC_ZSTD) {
 		return -1;
 	}
 	r->codec = (unsigned char)p[1];
-	/* bytes 2..9 are the link version: compared as bytes by the scripts */
-	if (get_f64(p + 10, &mtime) != 0 || get_f64(p + 26, &expire) != 0) {
+	if (get_f64(p + 2, &score) != 0 || get_f64(p + 10, &mtime) != 0 || get_f64(p + 26, &expire) != 0) {
 		return -1;
 	}
 	r->expire = (int64_t)expire;
@@ -274,6 +271,27 @@ char *tcr_record_build(tcr_state *st, tc_str data, const tc_str *tags, size_t nt
 	memcpy(rec + off, data.p, data.len);
 	*outlen = off + data.len;
 	return rec;
+}
+
+/* The expiry a save's score carries: its expire rounded up to g seconds,
+ * g = 1/16 of the time left, from 1 to 60 s (never: exact). Saves of an id
+ * inside one bucket keep one score, so a save with the same tags need not
+ * touch its links (tc_redis_lua.c, the save's head). An entry's own TTL
+ * and load() go by the exact expire in the record; the id index, links and
+ * index key TTLs by the bucket, at most 60 s later. The numbers are
+ * TCR_BUCKET_DIV and TCR_BUCKET_MAX; the scripts get them from here
+ * (tc_redis_lua.c, script_join()): a touch's new expiry is the stored one
+ * plus the extra lifetime, known only inside its script. */
+int64_t tcr_bucket(int64_t expire, int64_t now)
+{
+	int64_t g;
+
+	if (expire >= TC_EXPIRE_NEVER) {
+		return expire;
+	}
+	g = expire > now ? (expire - now) / TCR_BUCKET_DIV : 0;
+	g = g < 1 ? 1 : g > TCR_BUCKET_MAX ? TCR_BUCKET_MAX : g;
+	return (expire + g - 1) / g * g;
 }
 
 /* --------------------------------------------------------------- routing */

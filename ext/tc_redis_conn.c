@@ -295,17 +295,12 @@ static size_t reply_bytes_max(const tcr_state *st)
 
 /* ---------------------------------------------------------- connections */
 
-/* Bumped whenever a socket closes: the save's table of key TTLs
- * (tc_redis.c, ttl_covered()) trusts only what it set since. */
-unsigned long tcr_sock_epoch = 1;
-
 static void conn_close(tcr_conn *cn)
 {
 	if (cn->c) {
 		/* In a forked child this closes only the child's descriptor. */
 		redisFree(cn->c);
 		cn->c = NULL;
-		tcr_sock_epoch++;
 	}
 	cn->used = 0;
 	/* the next socket may reach another server (a restart, a failover):

@@ -5,41 +5,58 @@
  * Every script works inside one shard: all the keys it touches share the
  * shard's hash tag (one cluster slot), so each script is atomic, and on a
  * cluster it runs on the node that owns the slot. H (the shard's key
- * prefix, "<prefix>{<hashtag>}") comes in ARGV[1] of most scripts.
+ * prefix, "<prefix>{<hashtag>}") comes in ARGV[1].
  *
- * Layout 3 (TECHNOTES.md, Redis, "Key layout" and "Versioned links"):
+ *   H.."e:"..id    STRING  the entry record (tc_redis_cmd.c)
+ *   H.."i"         ZSET    every id, scored by its save's score
+ *   H.."t:"..tag   ZSET    the links of a tag: id -> the score it was saved with
+ *   H.."T"         ZSET    every tag, scored by (about) its longest expire
+ *   H.."x:"..n     ZSET    working sets of cleans and listings (600 s TTL)
  *
- *   H.."e:"..id    STRING  the entry record (tc_redis_cmd.c), format 3
- *   H.."I"         HASH    id -> version (8 bytes) .. expire (f64): finite entries
- *   H.."s:"..tag   SET     the tag's links, version .. id, of finite entries
- *   H.."G"         SET     the tags with an s: key
- *   H.."J", "f:", "F"      the same for forever entries: never given a TTL
- *   H.."x:"..n     SET     working set of a chunked clean (600 s TTL)
+ * Versioned links. A save's score is expire * 65536 + a random 16-bit
+ * version: an integer below 2^53, exact in a double, and kept as an integer
+ * by Redis (a fractional score in a small sorted set is a string that every
+ * ZADD parses again: 9x slower). It is stored in the record, the id index
+ * and every tag link. The id index is exact; a link is valid only when its
+ * score is the id's score in the index. So a clean deletes its entries and
+ * their index members (two variadic calls) and leaves their links in other
+ * tags behind: they no longer match and never count (listings and cleans
+ * keep only matching links: ZINTERSTORE tag, index WEIGHTS 1 -1 = 0). Such
+ * stale links go when their score expires (every link of a finite entry
+ * does) and the links of dropped forever entries are removed at once. A
+ * save or a remove unlinks an entry's former tags eagerly (rare, and it
+ * keeps a re-saved id from being listed under a tag it lost).
  *
- * A link counts only while its version is the id's version in the id
- * index (valid()); the version is a hash of the save's tag list, so a save
- * writes blindly (tc_redis.c, save_multi(): MULTI/EXEC, no script) and the
- * links of tags an id lost, or of entries a clean dropped, stay behind,
- * invalid, until clean('old') sweeps them (gctags) or their key expires.
+ * Index keys (t:, i, T) expire with their longest-lived member: a key's
+ * TTL is kept at least max(expire - now, 0) + grace + 5 (plus a slack of
+ * 1/16 of the lifetime, at most 60 s, so that it is not rewritten on every
+ * save), and a key holding a forever member has none. When every entry of
+ * a tag has expired, its metadata expires too, clean('old') or not. Links
+ * whose score is older than now - grace - 1 are trimmed whenever a save
+ * refreshes the key's TTL, and by clean('old').
  *
- * TTLs of the keys of finite entries only grow (EXPIRE NX, then GT: push()),
- * and such a key is never deleted before its TTL by a clean: reset() empties
- * it but keeps its anchor ('' member, or field of I) and its TTL (at most
- * TRUST), so that a process that gave it a TTL may skip the EXPIRE of later
- * saves (tc_redis.c, ttltab). clean('all') too keeps them (the tag keys
- * reset, I with its token field, G with its names); only a key deleted by
- * hand (DEL, FLUSHDB) is made again, which the id index's token (its ''
- * field) tells each process.
+ * The registry holds each index key's TTL deadline, and a save that finds
+ * a deadline at or past its own score does not touch the key's TTL. So the
+ * deadline must never be above what the TTL covers: whenever a key's TTL
+ * is lowered (settle(): the key lost its newest member, or a persistent key
+ * that no longer holds a forever member gets a TTL again), its deadline in
+ * the registry goes down with it. (A deadline of "never" left on a key
+ * that clean('old') gave a TTL let later saves outlive their id index.)
  *
  * Keys: every key a script knows before it runs is declared in KEYS (so a
- * cluster node can answer MOVED, ASK or TRYAGAIN before anything runs); the
- * forever keys and the tags an entry had are built from H (same slot).
+ * cluster node can answer MOVED, ASK or TRYAGAIN before anything runs);
+ * the tags an entry had before are read from its record and not declared.
  *
- * Order: links are written before the index, the index before the entry,
- * and an entry is removed before its links.
+ * Order: a script can stop half-way (a slot migrating under it on a
+ * cluster, where an undeclared key may be refused). Scripts write an
+ * entry's links before the entry and the entry before they remove links it
+ * no longer has, and remove an entry before its links: stopped anywhere,
+ * they leave at most a stale link, never an entry a clean cannot reach.
  *
- * Memory: a clean's and a listing's first write is a DEL, so they run when
- * Redis is full (invalidation must never be refused).
+ * Memory: Redis refuses only a script's first write when it is over
+ * maxmemory. A save's first write is a ZADD (refused: save() is false); a
+ * clean's and a listing's first write is a DEL, so they run when Redis is
+ * full (invalidation must never be refused).
  *
  * Time: scripts get "now" from the client (the same clock that computed
  * the expiries) and only ever set relative TTLs (EXPIRE, SET EX), so the
@@ -143,24 +160,27 @@ static void sha1_hex(const char *s, size_t len, char out[41])
 
 /*
  * The helpers every script but meta and loadv starts with (tcr_lua_init
- * puts them in front of the script's body): the record header (hdr: the
- * link version, mtime, tags, expire), TTLs of entries (xttl) and of index
- * keys (kttl), raising a key's TTL (push: EXPIRE NX, then GT), the ids of
- * link members (ids_of), the valid ones (valid: the member's version is
- * the id's version in the id index), the ids a set of tags selects (pick),
- * emptying a tag key but keeping its TTL (reset), and dropping entries.
+ * puts them in front of the script's body): the record header (hdr), TTLs
+ * of entries (xttl, from the real expire) and of index keys (ttl_for,
+ * ittl, slack, from a score), a score's expiry bucket, adding and
+ * unlinking a member with the key's TTL kept right (add, settle, unlink),
+ * the valid links of a tag (valid), the ids of a page that may have expired
+ * inside their bucket (unsure), and the removal of entries (drop).
  */
 static const char lua_prelude[] =
-"local NEVER = 9999999999\n"
-"local HDR = 34\n"
-"local TRUST = 1000 * (30 * 86400 + 120)\n"
+"local S = 65536\n"
+"local NEVER = 9999999999 * S\n"
+"local function sec(s)\n"
+"  return math.floor(s / S)\n"
+"end\n"
 "local function n2s(x)\n"
 "  return string.format('%d', x)\n"
 "end\n"
+"local HDR = 34\n"
 "local function hdr(k, h)\n"
 "  h = h or redis.call('GETRANGE', k, 0, 1023)\n"
-"  if #h < HDR or string.byte(h, 1) ~= 3 then return nil end\n"
-"  local v = string.sub(h, 3, 10)\n"
+"  if #h < HDR or string.byte(h, 1) ~= 2 then return nil end\n"
+"  local e = struct.unpack('<d', h, 3)\n"
 "  local m = struct.unpack('<d', h, 11)\n"
 "  local tl = struct.unpack('<I4', h, 19)\n"
 "  local x = struct.unpack('<d', h, 27)\n"
@@ -175,348 +195,407 @@ static const char lua_prelude[] =
 "    tags[#tags + 1] = string.sub(tb, p + 2, p + 1 + l)\n"
 "    p = p + 2 + l\n"
 "  end\n"
-"  return v, m, tags, x\n"
+"  return e, m, tags, x\n"
+"end\n"
+"local function ttl_for(s, now, grace)\n"
+"  local t = math.max(sec(s) - now, 0) + grace\n"
+"  if t < 1 then t = 1 end\n"
+"  return t\n"
 "end\n"
 "local function xttl(x, now, grace)\n"
 "  local t = math.max(x - now, 0) + grace\n"
 "  if t < 1 then t = 1 end\n"
 "  return t\n"
 "end\n"
-"local function kttl(x, now, grace)\n"
-"  return xttl(x, now, grace) + 5\n"
+"local function bucket(x, now)\n"
+"  if x >= 9999999999 then return x end\n"
+"  local g = math.max(1, math.min(BMAX, math.floor(math.max(x - now, 0) / BDIV)))\n"
+"  return math.ceil(x / g) * g\n"
 "end\n"
-"local function push(k, t)\n"
-"  redis.call('EXPIRE', k, t, 'NX')\n"
-"  redis.call('EXPIRE', k, t, 'GT')\n"
+"local function ittl(s, now, grace)\n"
+"  return ttl_for(s, now, grace) + 5\n"
 "end\n"
-"local function ids_of(ms)\n"
-"  local ids, vs = {}, {}\n"
-"  for _, m in ipairs(ms) do\n"
-"    if #m > 8 then\n"
-"      ids[#ids + 1] = string.sub(m, 9)\n"
-"      vs[#vs + 1] = string.sub(m, 1, 8)\n"
+"local function slack(s, now)\n"
+"  return math.min(BMAX, math.floor(math.max(sec(s) - now, 0) / BDIV))\n"
+"end\n"
+"local function settle(k, now, grace, rk, name)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then return nil end\n"
+"  local ts = tonumber(top[2])\n"
+"  if ts >= NEVER then redis.call('PERSIST', k) else redis.call('EXPIRE', k, n2s(ittl(ts, now, grace))) end\n"
+"  if rk then\n"
+"    local rs = redis.call('ZSCORE', rk, name)\n"
+"    if rs and tonumber(rs) > ts then\n"
+"      redis.call('ZADD', rk, n2s(ts), name)\n"
+"      settle(rk, now, grace)\n"
 "    end\n"
 "  end\n"
-"  return ids, vs\n"
+"  return ts\n"
 "end\n"
-"local function valid(ik, ms, now, out)\n"
-"  out = out or {}\n"
-"  local ids = {}\n"
-"  for _, m in ipairs(ms) do\n"
-"    if #m > 8 then ids[#ids + 1] = string.sub(m, 9) end\n"
+"local function add(k, mb, s, now, grace, rk, name)\n"
+"  local ttl = redis.call('TTL', k)\n"
+"  redis.call('ZADD', k, n2s(s), mb)\n"
+"  if s >= NEVER then\n"
+"    if ttl >= 0 then redis.call('PERSIST', k) end\n"
+"    return false\n"
 "  end\n"
-"  local k = 0\n"
-"  for i = 1, #ids, 4000 do\n"
-"    local j = math.min(i + 3999, #ids)\n"
-"    local cur = redis.call('HMGET', ik, unpack(ids, i, j))\n"
-"    for q = i, j do\n"
-"      local c = cur[q - i + 1]\n"
-"      k = k + 1\n"
-"      while #ms[k] <= 8 do k = k + 1 end\n"
-"      if c and string.sub(c, 1, 8) == string.sub(ms[k], 1, 8) and (not now or struct.unpack('<d', c, 9) >= now) then out[#out + 1] = ids[q] end\n"
+"  if ttl == -1 then\n"
+"    settle(k, now, grace, rk, name)\n"
+"    return true\n"
+"  end\n"
+"  local need = ittl(s, now, grace)\n"
+"  if ttl == -2 or ttl < need then\n"
+"    redis.call('EXPIRE', k, n2s(need + slack(s, now)))\n"
+"    return true\n"
+"  end\n"
+"  return false\n"
+"end\n"
+"local function unlink(k, mb, rk, name, now, grace)\n"
+"  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 or redis.call('ZREM', k, mb) == 0 or top[1] ~= mb then return end\n"
+"  local s = top[2]\n"
+"  top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"
+"  if #top == 0 then\n"
+"    if rk then unlink(rk, name, nil, nil, now, grace) end\n"
+"  elseif tonumber(s) > tonumber(top[2]) then\n"
+"    settle(k, now, grace, rk, name)\n"
+"  end\n"
+"end\n"
+"local function valid(tk, ik, dst)\n"
+"  redis.call('ZINTERSTORE', dst, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
+"  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
+"end\n"
+"local function unsure(H, key, page, off, now)\n"
+"  local k = redis.call('ZCOUNT', key, n2s(now * S), '(' .. n2s((now + 61) * S))\n"
+"  if off >= k then return page end\n"
+"  local out = {}\n"
+"  for i, id in ipairs(page) do\n"
+"    local keep = true\n"
+"    if off + i <= k then\n"
+"      local xs = redis.call('GETRANGE', H .. 'e:' .. id, 26, 33)\n"
+"      keep = #xs == 8 and struct.unpack('<d', xs, 1) >= now\n"
 "    end\n"
+"    if keep then out[#out + 1] = id end\n"
 "  end\n"
 "  return out\n"
 "end\n"
-"local function pick(H, ik, tags, mode, now)\n"
-"  local jk, seen, out = H .. 'J', {}, {}\n"
-"  for _, t in ipairs(tags) do\n"
-"    local one = {}\n"
-"    for _, id in ipairs(valid(ik, redis.call('SMEMBERS', H .. 's:' .. t), now)) do one[id] = true end\n"
-"    for _, id in ipairs(valid(jk, redis.call('SMEMBERS', H .. 'f:' .. t), now)) do one[id] = true end\n"
-"    for id in pairs(one) do seen[id] = (seen[id] or 0) + 1 end\n"
-"  end\n"
-"  if mode == 'not' then\n"
-"    for _, k in ipairs({ik, jk}) do\n"
-"      local all = redis.call('HGETALL', k)\n"
-"      for i = 1, #all, 2 do\n"
-"        local id = all[i]\n"
-"        if id ~= '' and not seen[id] and (not now or struct.unpack('<d', all[i + 1], 9) >= now) then out[#out + 1] = id end\n"
-"      end\n"
-"    end\n"
-"    return out\n"
-"  end\n"
-"  local need = 1\n"
-"  if mode == 'all' then need = #tags end\n"
-"  for id, c in pairs(seen) do\n"
-"    if c >= need then out[#out + 1] = id end\n"
-"  end\n"
-"  return out\n"
-"end\n"
-"local function reset(k)\n"
-"  local pt = redis.call('PTTL', k)\n"
-"  if pt == -2 then return end\n"
-"  redis.call('DEL', k)\n"
-"  if pt > 0 then\n"
-"    redis.call('SADD', k, '')\n"
-"    redis.call('PEXPIRE', k, math.min(pt, TRUST))\n"
-"  end\n"
-"end\n"
-"local function drop(H, ik, ids)\n"
+"local function drop(H, ik, ids, now, grace)\n"
 "  if #ids == 0 then return 0 end\n"
-"  local n, jk = 0, H .. 'J'\n"
-"  local nj = redis.call('HLEN', jk)\n"
-"  for i = 1, #ids, 4000 do\n"
-"    local j = math.min(i + 3999, #ids)\n"
-"    local keys, fl = {}, {}\n"
-"    if nj > 0 then\n"
-"      local cur = redis.call('HMGET', jk, unpack(ids, i, j))\n"
-"      for k = i, j do\n"
-"        if cur[k - i + 1] then\n"
-"          local v, m, tags = hdr(H .. 'e:' .. ids[k])\n"
-"          if v then\n"
-"            for _, t in ipairs(tags) do redis.call('SREM', H .. 'f:' .. t, v .. ids[k]) end\n"
-"          end\n"
-"          fl[#fl + 1] = ids[k]\n"
-"        end\n"
-"      end\n"
+"  local keys, forever = {}, {}\n"
+"  local sc = {}\n"
+"  if redis.call('ZCOUNT', ik, n2s(NEVER), '+inf') > 0 then sc = redis.call('ZMSCORE', ik, unpack(ids)) end\n"
+"  for i = 1, #ids do\n"
+"    keys[i] = H .. 'e:' .. ids[i]\n"
+"    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
+"      local e, m, tags = hdr(keys[i])\n"
+"      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
 "    end\n"
-"    for k = i, j do keys[#keys + 1] = H .. 'e:' .. ids[k] end\n"
-"    n = n + redis.call('DEL', unpack(keys))\n"
-"    redis.call('HDEL', ik, unpack(ids, i, j))\n"
-"    if #fl > 0 then redis.call('HDEL', jk, unpack(fl)) end\n"
+"  end\n"
+"  local n = redis.call('DEL', unpack(keys))\n"
+"  redis.call('ZREM', ik, unpack(ids))\n"
+"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  for _, f in ipairs(forever) do\n"
+"    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
 "  end\n"
 "  return n\n"
-"end\n"
-"local function tagkill(H, ik, t, nof)\n"
-"  reset(H .. 's:' .. t)\n"
-"  if not nof then\n"
-"    redis.call('UNLINK', H .. 'f:' .. t)\n"
-"    redis.call('SREM', H .. 'F', t)\n"
+"end\n";
+
+/*
+ * Save, first part (before the helpers): a save of an entry that exists
+ * with the same tags and the same expiry bucket (ARGV[7] = 1: the server
+ * does not evict keys) rewrites the record and keeps its score, since the
+ * entry's links and index member already carry it, and their keys' TTLs
+ * already cover it: GETRANGE, SET (and SETRANGE of the score).
+ */
+static const char lua_save_head[] =
+"local h0\n"
+"if ARGV[7] == '1' then\n"
+"  local rec, s, now = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+"  local tl = struct.unpack('<I4', rec, 19)\n"
+"  h0 = redis.call('GETRANGE', KEYS[1], 0, 33 + tl)\n"
+"  local h = h0\n"
+"  if #h == 34 + tl and string.byte(h, 1) == 2 and string.sub(h, 19, 22) == string.sub(rec, 19, 22)\n"
+"      and string.sub(h, 35) == string.sub(rec, 35, 34 + tl) then\n"
+"    local os = struct.unpack('<d', h, 3)\n"
+"    local b = math.floor(os / 65536)\n"
+"    if b == math.floor(s / 65536) and b >= now then\n"
+"      local x = struct.unpack('<d', rec, 27)\n"
+"      if x >= 9999999999 then\n"
+"        redis.call('SET', KEYS[1], rec)\n"
+"      else\n"
+"        redis.call('SET', KEYS[1], rec, 'EX', string.format('%d', math.max(1, math.max(x - now, 0) + tonumber(ARGV[6]))))\n"
+"      end\n"
+"      if os ~= s then redis.call('SETRANGE', KEYS[1], 2, struct.pack('<d', os)) end\n"
+"      return 1\n"
+"    end\n"
 "  end\n"
 "end\n";
 
 /*
- * The save as a script: TwoLevel's journaled save (TCR_LUA_SAVE_J), and
- * the fallback of the MULTI/EXEC save (tc_redis.c) when a queued command
- * was refused (a redirection, READONLY, OOM...). The same writes as the
- * transaction. KEYS: entry, id index, registry, the tags' keys; ARGV: id,
- * record, index value (version .. expire), the entry's TTL ('' = none),
- * the keys' TTL, flags (one '1'/'0' per key: index, registry, tags: raise
- * its TTL, add its anchor), tags...
+ * KEYS: entry, id index, registry, the tags' keys;
+ * ARGV: H, id, record, score, now, grace, fast, tags...
+ * Links first, then the entry, then the links of tags it no longer has.
+ * Each index key's own PTTL (read before its ZADD, so the ZADD stays the
+ * first write) tells whether it covers the new score: a key's TTL and the
+ * entry's TTL are then both relative to this script's "now", whatever the
+ * client's clock. The keys pushed get their registry deadlines (the id
+ * index under the name '', which no tag can have) raised with them, in one
+ * ZADD GT at the end; the registry is never read by a save. (It was, with one ZMSCORE: Redis formats every
+ * double of its reply with %.17g, then Lua parses each back: 40,000
+ * instructions of a 330,000-instruction save.) The score goes to ZADD as
+ * the client's string (ARGV[4]): a Lua number would be formatted again
+ * for every link.
  */
 static const char lua_save[] =
-"local id, rec, ival, ettl, kt, fl, tok, oik = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]\n"
-"local link = string.sub(ival, 1, 8) .. id\n"
-"local n = #KEYS - 3\n"
-"local reg = {}\n"
-"for i = 1, n do\n"
-"  local k = KEYS[3 + i]\n"
-"  if string.byte(fl, 2 + i) == 49 then\n"
-"    if tok ~= '' then\n"
-"      redis.call('SADD', k, '', link)\n"
-"      push(k, kt)\n"
-"    else\n"
-"      redis.call('SADD', k, link)\n"
-"    end\n"
-"    reg[#reg + 1] = ARGV[8 + i]\n"
-"  else\n"
-"    redis.call('SADD', k, link)\n"
-"  end\n"
-"end\n"
-"if tok ~= '' then redis.call('HSETNX', KEYS[2], '', tok) end\n"
-"redis.call('HSET', KEYS[2], id, ival)\n"
-"redis.call('HDEL', oik, id)\n"
-"if string.byte(fl, 1) == 49 and tok ~= '' then push(KEYS[2], kt) end\n"
-"if #reg > 0 or string.byte(fl, 2) == 49 then\n"
-"  if tok ~= '' then\n"
-"    redis.call('SADD', KEYS[3], '', unpack(reg))\n"
-"    push(KEYS[3], kt)\n"
-"  elseif #reg > 0 then\n"
-"    redis.call('SADD', KEYS[3], unpack(reg))\n"
-"  end\n"
-"end\n"
-"if ettl == '' then redis.call('SET', KEYS[1], rec) else redis.call('SET', KEYS[1], rec, 'EX', ettl) end\n"
-"if tok == '' then return '' end\n"
-"return redis.call('HGET', KEYS[2], '')\n";
+"local H, id, rec, ss = ARGV[1], ARGV[2], ARGV[3], ARGV[4]\n"
+"local s, now, grace = tonumber(ss), tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+"local ek, ik, rk = KEYS[1], KEYS[2], KEYS[3]\n"
+"local oe, om, old = hdr(ek, h0)\n"
+"local n = #ARGV - 7\n"
 
-/* KEYS: entry, id index, registry; ARGV: H, id, now, grace. Its links go with it. */
+"local rsc = s\n"
+"if s < NEVER then\n"
+"  local g = math.max(1, slack(s, now))\n"
+"  rsc = math.ceil(s / (g * S)) * g * S\n"
+"end\n"
+"local pushed, rsz = {}, n2s(rsc)\n"
+"local function link(k, name)\n"
+"  local pt = redis.call('PTTL', k)\n"
+"  redis.call('ZADD', k, ss, id)\n"
+"  if pt == -1 then return end\n"
+"  if s >= NEVER then\n"
+"    if pt >= 0 then redis.call('PERSIST', k) end\n"
+"  else\n"
+"    if pt >= 1000 * ittl(s, now, grace) then return end\n"
+"    redis.call('EXPIRE', k, n2s(ittl(rsc, now, grace)))\n"
+"    if pt >= 0 then redis.call('ZREMRANGEBYSCORE', k, '-inf', '(' .. n2s((now - grace - 1) * S)) end\n"
+"  end\n"
+"  pushed[#pushed + 1] = rsz\n"
+"  pushed[#pushed + 1] = name\n"
+"end\n"
+"link(ik, '')\n"
+"for i = 1, n do link(KEYS[3 + i], ARGV[7 + i]) end\n"
+"if #pushed > 0 then\n"
+"  local rt = redis.call('TTL', rk)\n"
+"  for i = 1, #pushed, 2000 do redis.call('ZADD', rk, 'GT', unpack(pushed, i, math.min(i + 1999, #pushed))) end\n"
+"  if s >= NEVER then\n"
+"    if rt >= 0 then redis.call('PERSIST', rk) end\n"
+"  elseif rt == -1 then\n"
+"    settle(rk, now, grace)\n"
+"  else\n"
+"    local need = ittl(rsc, now, grace)\n"
+"    if rt == -2 or rt < need then redis.call('EXPIRE', rk, n2s(need + slack(rsc, now))) end\n"
+"  end\n"
+"end\n"
+"if s >= NEVER then\n"
+"  redis.call('SET', ek, rec)\n"
+"else\n"
+"  redis.call('SET', ek, rec, 'EX', n2s(xttl(struct.unpack('<d', rec, 27), now, grace)))\n"
+"end\n"
+"if old then\n"
+"  local keep = {}\n"
+"  for i = 8, #ARGV do keep[ARGV[i]] = true end\n"
+"  for _, t in ipairs(old) do\n"
+"    if not keep[t] then unlink(H .. 't:' .. t, id, rk, t, now, grace) end\n"
+"  end\n"
+"end\n"
+"return 1\n";
+
+/* KEYS: entry, id index, registry; ARGV: H, id, now, grace */
 static const char lua_remove[] =
-"local H, id = ARGV[1], ARGV[2]\n"
-"local v, m, tags, x = hdr(KEYS[1])\n"
+"local H, id, now, grace = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+"local e, m, tags = hdr(KEYS[1])\n"
 "local n = redis.call('DEL', KEYS[1])\n"
-"redis.call('HDEL', KEYS[2], id)\n"
-"redis.call('HDEL', H .. 'J', id)\n"
-"if v then\n"
-"  local kind = 's:'\n"
-"  if x >= NEVER then kind = 'f:' end\n"
-"  for _, t in ipairs(tags) do redis.call('SREM', H .. kind .. t, v .. id) end\n"
+"unlink(KEYS[2], id, KEYS[3], '', now, grace)\n"
+"if tags then\n"
+"  for _, t in ipairs(tags) do unlink(H .. 't:' .. t, id, KEYS[3], t, now, grace) end\n"
 "end\n"
 "return n\n";
 
 /*
  * KEYS: id index, registry, working set, second working set, the tags' keys;
  * ARGV: H, mode, now, grace, chunk, phase, tags...
- * mode any | all | not: the ids the tags select (pick) are dropped, at most
- * chunk per call (the rest in the working set, phase 1); returns what is
- * left. A clean by tags empties their keys (reset: the anchor and the TTL
- * stay). old: one HSCAN step of the id index (phase = the cursor), expired
- * entries dropped; returns the next cursor. flush: the entries, chunk by
- * chunk, then every registry tag's key reset, I kept with its token and TTL
- * (at most TRUST) and G with its names; returns what it did (0: done).
+ * mode: any | all | not (the ids validly linked to the tags, gathered in the
+ * working set on phase 0), old, flush. Drops at most chunk entries; returns
+ * what is left to do (0: done). A clean of one tag with few entries is one
+ * call; its tag keys are unlinked whole.
  */
 static const char lua_clean[] =
 "local H, mode = ARGV[1], ARGV[2]\n"
 "local now, grace, chunk, phase = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]\n"
-"local ik, rk, tmp = KEYS[1], KEYS[2], KEYS[3]\n"
+"local ik, rk, tmp, tmp2 = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n"
 "if mode == 'old' then\n"
-"  local r = redis.call('HSCAN', ik, phase, 'COUNT', chunk)\n"
-"  local ids, f = {}, r[2]\n"
-"  for i = 1, #f, 2 do\n"
-"    if f[i] ~= '' and (#f[i + 1] < 16 or struct.unpack('<d', f[i + 1], 9) < now) then ids[#ids + 1] = f[i] end\n"
+"  local ids = redis.call('ZRANGEBYSCORE', ik, '-inf', '(' .. n2s(now * S), 'LIMIT', 0, chunk)\n"
+"  if #ids < chunk then\n"
+"    local w = redis.call('ZRANGEBYSCORE', ik, n2s(now * S), '(' .. n2s((now + 61) * S), 'LIMIT', 0, chunk - #ids)\n"
+"    for _, id in ipairs(w) do\n"
+"      local xs = redis.call('GETRANGE', H .. 'e:' .. id, 26, 33)\n"
+"      if #xs < 8 or struct.unpack('<d', xs, 1) < now then ids[#ids + 1] = id end\n"
+"    end\n"
 "  end\n"
-"  drop(H, ik, ids)\n"
-"  return r[1]\n"
+"  drop(H, ik, ids, now, grace)\n"
+"  return #ids\n"
 "end\n"
 "if mode == 'flush' then\n"
-"  if phase == '0' then\n"
-"    redis.call('DEL', tmp)\n"
-"    redis.call('SUNIONSTORE', tmp, rk, H .. 'F')\n"
-"    redis.call('EXPIRE', tmp, 600)\n"
-"  end\n"
-"  local ids = {}\n"
-"  for _, k in ipairs({ik, H .. 'J'}) do\n"
-"    if #ids == 0 then\n"
-"      for _, id in ipairs(redis.call('HRANDFIELD', k, chunk)) do if id ~= '' then ids[#ids + 1] = id end end\n"
-"    end\n"
-"  end\n"
+"  local ids = redis.call('ZRANGE', ik, 0, chunk - 1)\n"
 "  if #ids > 0 then\n"
-"    drop(H, ik, ids)\n"
+"    drop(H, ik, ids, now, grace)\n"
 "    return #ids\n"
 "  end\n"
-"  local names = redis.call('SPOP', tmp, 100)\n"
-"  for _, t in ipairs(names) do\n"
-"    if t ~= '' then\n"
-"      drop(H, ik, pick(H, ik, {t}, 'any', nil))\n"
-"      reset(H .. 's:' .. t)\n"
-"      redis.call('UNLINK', H .. 'f:' .. t)\n"
-"    end\n"
-"  end\n"
-"  if #names > 0 then return #names end\n"
-"  if redis.call('HLEN', ik) > 1 or redis.call('EXISTS', H .. 'J') == 1 then return 1 end\n"
-"  -- I (its token and TTL) and G (its names and TTL) stay, as the s: keys\n"
-"  -- (reset): a process may trust the TTL it set on them\n"
-"  local pt = redis.call('PTTL', ik)\n"
-"  if pt > TRUST then redis.call('PEXPIRE', ik, TRUST) elseif pt == -1 then redis.call('DEL', ik) end\n"
-"  redis.call('DEL', tmp, H .. 'F')\n"
-"  return 0\n"
+"  local tags = redis.call('ZRANGE', rk, 0, chunk - 1)\n"
+"  if #tags == 0 then return 0 end\n"
+"  local keys = {}\n"
+"  for i = 1, #tags do keys[i] = H .. 't:' .. tags[i] end\n"
+"  redis.call('UNLINK', unpack(keys))\n"
+"  redis.call('ZREM', rk, unpack(tags))\n"
+"  return #tags\n"
 "end\n"
 "local n = #KEYS - 4\n"
 "if phase == '0' then\n"
 "  redis.call('DEL', tmp)\n"
-"  local tags = {}\n"
-"  for i = 1, n do tags[i] = ARGV[6 + i] end\n"
-"  if n == 1 and mode == 'any' then\n"
-"    -- one tag (Magento's everyday clean): its valid links, no set algebra\n"
-"    local t = tags[1]\n"
-"    local ids = valid(ik, redis.call('SMEMBERS', KEYS[5]), nil)\n"
-"    local nof = redis.call('EXISTS', H .. 'f:' .. t) == 0\n"
-"    if not nof then valid(H .. 'J', redis.call('SMEMBERS', H .. 'f:' .. t), nil, ids) end\n"
-"    if #ids <= chunk then\n"
-"      drop(H, ik, ids)\n"
-"      tagkill(H, ik, t, nof)\n"
+"  if n == 1 and mode ~= 'not' then\n"
+"    local tk = KEYS[5]\n"
+"    if redis.call('ZCARD', tk) < chunk then\n"
+"      redis.call('ZINTERSTORE', tmp, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
+"      local ids = redis.call('ZRANGEBYSCORE', tmp, 0, 0)\n"
+"      redis.call('DEL', tmp)\n"
+"      drop(H, ik, ids, now, grace)\n"
+"      redis.call('UNLINK', tk)\n"
+"      redis.call('ZREM', rk, ARGV[7])\n"
 "      return 0\n"
 "    end\n"
-"    for i = 1, #ids, 4000 do redis.call('SADD', tmp, unpack(ids, i, math.min(i + 3999, #ids))) end\n"
-"    redis.call('EXPIRE', tmp, 600)\n"
-"    return redis.call('SCARD', tmp)\n"
-"  end\n"
-"  local ids = pick(H, ik, tags, mode, nil)\n"
-"  if #ids <= chunk then\n"
-"    drop(H, ik, ids)\n"
-"    if mode == 'any' then\n"
-"      for i = 1, n do tagkill(H, ik, tags[i]) end\n"
+"    valid(tk, ik, tmp)\n"
+"  elseif mode == 'all' then\n"
+"    valid(KEYS[5], ik, tmp)\n"
+"    for i = 2, n do\n"
+"      valid(KEYS[4 + i], ik, tmp2)\n"
+"      redis.call('ZINTERSTORE', tmp, 2, tmp, tmp2)\n"
 "    end\n"
-"    return 0\n"
+"  else\n"
+"    for i = 1, n do\n"
+"      valid(KEYS[4 + i], ik, tmp2)\n"
+"      redis.call('ZUNIONSTORE', tmp, 2, tmp, tmp2)\n"
+"    end\n"
+"    if mode == 'not' then redis.call('ZDIFFSTORE', tmp, 2, ik, tmp) end\n"
 "  end\n"
-"  for i = 1, #ids, 4000 do redis.call('SADD', tmp, unpack(ids, i, math.min(i + 3999, #ids))) end\n"
+"  redis.call('DEL', tmp2)\n"
 "  redis.call('EXPIRE', tmp, 600)\n"
 "end\n"
-"local ids = redis.call('SPOP', tmp, chunk)\n"
-"drop(H, ik, ids)\n"
-"local left = redis.call('SCARD', tmp)\n"
+"local ids = redis.call('ZRANGE', tmp, 0, chunk - 1)\n"
+"drop(H, ik, ids, now, grace)\n"
+"if #ids > 0 then redis.call('ZREMRANGEBYRANK', tmp, 0, #ids - 1) end\n"
+"local left = redis.call('ZCARD', tmp)\n"
 "if left == 0 and mode == 'any' then\n"
 "  for i = 1, n do\n"
-"    local t = ARGV[6 + i]\n"
-"    if #pick(H, ik, {t}, 'any', nil) == 0 then tagkill(H, ik, t) end\n"
+"    local tk = KEYS[4 + i]\n"
+"    local gone = phase == '0'\n"
+"    if not gone then\n"
+"      valid(tk, ik, tmp2)\n"
+"      gone = redis.call('ZCARD', tmp2) == 0\n"
+"      redis.call('DEL', tmp2)\n"
+"    end\n"
+"    if gone then\n"
+"      redis.call('UNLINK', tk)\n"
+"      redis.call('ZREM', rk, ARGV[6 + i])\n"
+"    end\n"
 "  end\n"
 "end\n"
 "return left\n";
 
-/* KEYS: id index, two working sets (unused), the tags' keys;
- * ARGV: H, mode, now, ...: every live id that the mode selects. */
+/*
+ * KEYS: id index, working set, second working set, the tags' keys;
+ * ARGV: H, mode, now, offset, count, tags... One page of live ids; the working
+ * set of the tag modes is made on the first page and dropped after the last.
+ */
 static const char lua_ids[] =
-"local H, mode, now = ARGV[1], ARGV[2], tonumber(ARGV[3])\n"
-"local ik = KEYS[1]\n"
+"local mode, now, off, cnt = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+"local ik, tmp, tmp2 = KEYS[1], KEYS[2], KEYS[3]\n"
+"local H = ARGV[1]\n"
+"local function out(key, page)\n"
+"  local raw = #page\n"
+"  page = unsure(H, key, page, off, now)\n"
+"  page[#page + 1] = raw\n"
+"  return page\n"
+"end\n"
 "if mode == 'all' then\n"
-"  local out = {}\n"
-"  for _, k in ipairs({ik, H .. 'J'}) do\n"
-"    local all = redis.call('HGETALL', k)\n"
-"    for i = 1, #all, 2 do\n"
-"      if all[i] ~= '' and #all[i + 1] >= 16 and struct.unpack('<d', all[i + 1], 9) >= now then out[#out + 1] = all[i] end\n"
+"  return out(ik, redis.call('ZRANGEBYSCORE', ik, n2s(now * S), '+inf', 'LIMIT', off, cnt))\n"
+"end\n"
+"local n = #KEYS - 3\n"
+"if off == 0 then\n"
+"  redis.call('DEL', tmp)\n"
+"  if mode == 'all_of' then\n"
+"    valid(KEYS[4], ik, tmp)\n"
+"    for i = 2, n do\n"
+"      valid(KEYS[3 + i], ik, tmp2)\n"
+"      redis.call('ZINTERSTORE', tmp, 2, tmp, tmp2)\n"
+"    end\n"
+"  else\n"
+"    for i = 1, n do\n"
+"      valid(KEYS[3 + i], ik, tmp2)\n"
+"      redis.call('ZUNIONSTORE', tmp, 2, tmp, tmp2)\n"
 "    end\n"
 "  end\n"
-"  return out\n"
+"  redis.call('DEL', tmp2)\n"
+"  if mode == 'not' then\n"
+"    redis.call('ZDIFFSTORE', tmp, 2, ik, tmp)\n"
+"  else\n"
+"    redis.call('ZINTERSTORE', tmp, 2, tmp, ik, 'WEIGHTS', 0, 1)\n"
+"  end\n"
+"  redis.call('EXPIRE', tmp, 600)\n"
 "end\n"
-"local tags = {}\n"
-"for i = 6, #ARGV do tags[#tags + 1] = ARGV[i] end\n"
-"if mode == 'all_of' then mode = 'all' end\n"
-"return pick(H, ik, tags, mode, now)\n";
+"local page = redis.call('ZRANGEBYSCORE', tmp, n2s(now * S), '+inf', 'LIMIT', off, cnt)\n"
+"local res = out(tmp, page)\n"
+"if #page < cnt then redis.call('DEL', tmp) end\n"
+"return res\n";
 
 /*
  * KEYS: entry, id index, registry; ARGV: H, id, extra, now, grace,
- * force_expired. A later expiry raises the keys' TTLs first.
+ * force_expired. The score keeps its version. A later expiry goes to the
+ * links before the record, an earlier one after it.
  */
 static const char lua_touch[] =
 "local H, id = ARGV[1], ARGV[2]\n"
 "local extra, now, grace, force = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1'\n"
 "local ek, ik, rk = KEYS[1], KEYS[2], KEYS[3]\n"
-"local v, m, tags, x = hdr(ek)\n"
-"if not v then return 0 end\n"
+"local e, m, tags, x = hdr(ek)\n"
+"if not e then return 0 end\n"
+"local v = e % S\n"
 "local nx\n"
 "if force then\n"
 "  nx = now - 1\n"
 "else\n"
 "  if x < now then return 0 end\n"
-"  if x >= NEVER then return 1 end\n"
+"  if e >= NEVER then return 1 end\n"
 "  nx = x + extra\n"
 "  if nx < now - 1 then nx = now - 1 end\n"
 "  redis.call('SETRANGE', ek, 10, struct.pack('<d', now))\n"
 "end\n"
-"if x >= NEVER then\n"
-"  -- a forever entry expired by force: into the keys of finite entries\n"
-"  local kt = n2s(kttl(nx, now, grace) + 60)\n"
-"  redis.call('HDEL', H .. 'J', id)\n"
-"  for _, t in ipairs(tags) do\n"
-"    redis.call('SREM', H .. 'f:' .. t, v .. id)\n"
-"    redis.call('SADD', H .. 's:' .. t, '', v .. id)\n"
-"    push(H .. 's:' .. t, kt)\n"
-"  end\n"
-"  redis.call('SADD', rk, '', unpack(tags))\n"
-"  push(rk, kt)\n"
-"  redis.call('HSET', ik, id, v .. struct.pack('<d', nx))\n"
-"  push(ik, kt)\n"
+"local ne = bucket(nx, now) * S + v\n"
+"local function record()\n"
+"  redis.call('SETRANGE', ek, 2, struct.pack('<d', ne))\n"
 "  redis.call('SETRANGE', ek, 26, struct.pack('<d', nx))\n"
 "  redis.call('EXPIRE', ek, n2s(xttl(nx, now, grace)))\n"
-"  return 1\n"
 "end\n"
-"if nx > x then\n"
-"  local kt = n2s(kttl(nx, now, grace) + math.min(3600, math.max(60, math.floor((nx - now) / 4))))\n"
-"  push(ik, kt)\n"
-"  push(rk, kt)\n"
-"  for _, t in ipairs(tags) do push(H .. 's:' .. t, kt) end\n"
+"if ne < e then record() end\n"
+"local rne = ne\n"
+"if ne < NEVER then rne = ne + slack(ne, now) * S end\n"
+"add(ik, id, ne, now, grace, rk, '')\n"
+"local ci = redis.call('ZSCORE', rk, '')\n"
+"if not ci or tonumber(ci) < rne then add(rk, '', rne, now, grace) end\n"
+"for _, t in ipairs(tags) do\n"
+"  add(H .. 't:' .. t, id, ne, now, grace, rk, t)\n"
+"  local cur = redis.call('ZSCORE', rk, t)\n"
+"  if not cur or tonumber(cur) < rne then add(rk, t, rne, now, grace) end\n"
 "end\n"
-"redis.call('SETRANGE', ek, 26, struct.pack('<d', nx))\n"
-"redis.call('EXPIRE', ek, n2s(xttl(nx, now, grace)))\n"
-"local cur = redis.call('HGET', ik, id)\n"
-"if cur and string.sub(cur, 1, 8) == v then redis.call('HSET', ik, id, v .. struct.pack('<d', nx)) end\n"
+"if ne >= e then record() end\n"
 "return 1\n";
 
 /* KEYS: entry. Its header and tags, without the value. */
 static const char lua_meta[] =
 "local h = redis.call('GETRANGE', KEYS[1], 0, 33)\n"
 "if #h < 34 then return false end\n"
-"if string.byte(h, 1) ~= 3 then return h end\n"
+"if string.byte(h, 1) ~= 2 then return h end\n"
 "local tl = struct.unpack('<I4', h, 19)\n"
 "if tl == 0 then return h end\n"
 "return h .. redis.call('GETRANGE', KEYS[1], 34, 33 + tl)\n";
@@ -526,126 +605,92 @@ static const char lua_meta[] =
  * A load that also checks the entry's links: under an eviction policy Redis
  * may evict a tag's key (which a later save may create again without this
  * entry), and an entry a clean by that tag could not reach must not be
- * served. The id index must hold the record's version and every tag the
- * link version .. id. Such an entry is a miss, and removed on a master.
+ * served. A link is checked by its score (the save's version), not by the
+ * key's existence. Such an entry is a miss, and removed on a master.
  */
 static const char lua_loadv[] =
-"local NEVER = 9999999999\n"
 "local v = redis.call('GET', KEYS[1])\n"
 "if not v then return false end\n"
-"if #v < 34 or string.byte(v, 1) ~= 3 then return v end\n"
+"if #v < 34 or string.byte(v, 1) ~= 2 then return v end\n"
 "local H, id, now = ARGV[1], ARGV[2], tonumber(ARGV[3])\n"
 "if struct.unpack('<d', v, 27) < now then return v end\n"
-"local ver = string.sub(v, 3, 10)\n"
+"local e = struct.unpack('<d', v, 3)\n"
 "local tl = struct.unpack('<I4', v, 19)\n"
-"local ik, kind = KEYS[2], 's:'\n"
-"if struct.unpack('<d', v, 27) >= NEVER then ik, kind = H .. 'J', 'f:' end\n"
-"local cur = redis.call('HGET', ik, id)\n"
-"local ok = cur and string.sub(cur, 1, 8) == ver\n"
+"local ok = tonumber(redis.call('ZSCORE', KEYS[2], id) or -1) == e\n"
 "local p, stop = 35, 34 + tl\n"
 "while ok and p + 1 <= stop do\n"
 "  local l = struct.unpack('<I2', v, p)\n"
-"  ok = redis.call('SISMEMBER', H .. kind .. string.sub(v, p + 2, p + 1 + l), ver .. id) == 1\n"
+"  ok = tonumber(redis.call('ZSCORE', H .. 't:' .. string.sub(v, p + 2, p + 1 + l), id) or -1) == e\n"
 "  p = p + 2 + l\n"
 "end\n"
 "if ok then return v end\n"
 "if ARGV[5] ~= '1' then\n"
 "  redis.call('DEL', KEYS[1])\n"
-"  if cur and string.sub(cur, 1, 8) == ver then redis.call('HDEL', ik, id) end\n"
+"  redis.call('ZREM', KEYS[2], id)\n"
+"  if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
 "end\n"
 "return false\n";
 
 /*
- * KEYS: id index (the shard's slot); ARGV: H, key names of one SCAN step.
- * clean('all'), last: unlinks the keys of layout 2 among them (t:, and e:
- * records whose format byte is not 3; i and T are given only by name, after
- * the SCANs). Returns how many.
- */
-static const char lua_purge2[] =
-"local H, n = ARGV[1], 0\n"
-"for i = 2, #ARGV do\n"
-"  local k = ARGV[i]\n"
-"  local x = string.sub(k, #H + 1)\n"
-"  if string.sub(k, 1, #H) == H then\n"
-"    local old = x == 'i' or x == 'T' or string.sub(x, 1, 2) == 't:'\n"
-"    if not old and string.sub(x, 1, 2) == 'e:' then\n"
-"      local b = redis.pcall('GETRANGE', k, 0, 0)\n"
-"      old = type(b) == 'string' and b ~= '' and string.byte(b, 1) ~= 3\n"
-"    end\n"
-"    if old then n = n + redis.call('UNLINK', k) end\n"
-"  end\n"
-"end\n"
-"return n\n";
-
-/*
- * KEYS: registry, id index; ARGV: H, now, grace, cursor, count.
- * clean('old'), second pass, one SSCAN step of the registry: stale links
- * leave their tag, names whose key is gone leave the registry, a tag key
- * without a TTL gets one. Returns the next cursor.
+ * KEYS: registry, id index; ARGV: H, now, grace, offset, count.
+ * clean('old'), second pass: links of expired entries leave every tag,
+ * tags left empty leave the registry. Returns {tags seen, tags kept}.
  */
 static const char lua_gctags[] =
-"local H, now, grace, kind = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[6]\n"
+"local H, now, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+"local off, cnt = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
 "local rk, ik = KEYS[1], KEYS[2]\n"
-"if kind == 'f:' then rk, ik = H .. 'F', H .. 'J' end\n"
-"local r = redis.call('SSCAN', rk, ARGV[4], 'COUNT', ARGV[5])\n"
-"for _, t in ipairs(r[2]) do\n"
+"local names = redis.call('ZRANGE', rk, off, off + cnt - 1)\n"
+"local kept = 0\n"
+"-- settle() may lower a name's score, which moves it to a lower rank: a name\n"
+"-- of a later page can then be skipped by this pass (its links go with its\n"
+"-- key's TTL, or at the next clean('old'))\n"
+"for _, t in ipairs(names) do\n"
+"  local tk = ik\n"
 "  if t ~= '' then\n"
-"    local tk = H .. kind .. t\n"
-"    if redis.call('EXISTS', tk) == 0 then\n"
-"      redis.call('SREM', rk, t)\n"
-"    else\n"
-"      local ms = redis.call('SMEMBERS', tk)\n"
-"      local ids, vs = ids_of(ms)\n"
-"      local stale, top = {}, nil\n"
-"      for i = 1, #ids, 4000 do\n"
-"        local j = math.min(i + 3999, #ids)\n"
-"        local cur = redis.call('HMGET', ik, unpack(ids, i, j))\n"
-"        for k = i, j do\n"
-"          local c = cur[k - i + 1]\n"
-"          if c and string.sub(c, 1, 8) == vs[k] then\n"
-"            local x = struct.unpack('<d', c, 9)\n"
-"            if not top or x > top then top = x end\n"
-"          else\n"
-"            stale[#stale + 1] = vs[k] .. ids[k]\n"
-"          end\n"
-"        end\n"
-"      end\n"
-"      for i = 1, #stale, 4000 do redis.call('SREM', tk, unpack(stale, i, math.min(i + 3999, #stale))) end\n"
-"      if kind == 's:' and redis.call('TTL', tk) == -1 then\n"
-"        redis.call('SADD', tk, '')\n"
-"        redis.call('EXPIRE', tk, n2s(kttl(top or now, now, grace)))\n"
-"      end\n"
-"    end\n"
+"    tk = H .. 't:' .. t\n"
+"    redis.call('ZREMRANGEBYSCORE', tk, '-inf', '(' .. n2s(now * S))\n"
 "  end\n"
+"  if redis.call('TTL', tk) == -1 then settle(tk, now, grace, rk, t) end\n"
+"  if redis.call('EXISTS', tk) == 0 then redis.call('ZREM', rk, t) else kept = kept + 1 end\n"
 "end\n"
-"return r[1]\n";
+"return {#names, kept}\n";
 
 /*
- * KEYS: registry, id index; ARGV: now, cursor, count, H.
- * One SSCAN step of the registry: {next cursor, the names with a valid link}.
+ * KEYS: registry, id index, working set; ARGV: now, offset, count, H.
+ * One page of the registry: {names read, the names with a valid link}.
  */
 static const char lua_tags[] =
-"local rk, ik = KEYS[1], KEYS[2]\n"
-"local now, H, kind = tonumber(ARGV[1]), ARGV[4], ARGV[5]\n"
-"if kind == 'f:' then rk, ik = H .. 'F', H .. 'J' end\n"
-"local r = redis.call('SSCAN', rk, ARGV[2], 'COUNT', ARGV[3])\n"
+"local rk, ik, tmp = KEYS[1], KEYS[2], KEYS[3]\n"
+"local now, H = tonumber(ARGV[1]), ARGV[4]\n"
+"local names = redis.call('ZRANGEBYSCORE', rk, n2s(now * S), '+inf', 'LIMIT', ARGV[2], ARGV[3])\n"
 "local out = {}\n"
-"for _, t in ipairs(r[2]) do\n"
+"for _, t in ipairs(names) do\n"
 "  if t ~= '' then\n"
-"    local tk = H .. kind .. t\n"
-"    local ms = redis.call('SRANDMEMBER', tk, 8)\n"
-"    local live = #valid(ik, ms, now) > 0\n"
-"    if not live and redis.call('SCARD', tk) > #ms then live = #valid(ik, redis.call('SMEMBERS', tk), now) > 0 end\n"
+"    local tk = H .. 't:' .. t\n"
+"    local top = redis.call('ZRANGE', tk, -8, -1, 'WITHSCORES')\n"
+"    local live = false\n"
+"    for j = 1, #top, 2 do\n"
+"      local s = redis.call('ZSCORE', ik, top[j])\n"
+"      if s and tonumber(s) == tonumber(top[j + 1]) then\n"
+"        live = true\n"
+"        break\n"
+"      end\n"
+"    end\n"
+"    if not live and #top == 16 then\n"
+"      valid(tk, ik, tmp)\n"
+"      live = redis.call('ZCARD', tmp) > 0\n"
+"      redis.call('DEL', tmp)\n"
+"    end\n"
 "    if live then out[#out + 1] = t end\n"
 "  end\n"
 "end\n"
-"return {r[1], out}\n";
+"return {#names, out}\n";
 
 /*
  * KEYS: id index, registry; ARGV: H, now, grace, ids... (entries found
  * by SCAN). One string per problem: an entry live (or expired less than
- * grace ago) without its index version or a link, a key that would expire
- * before it.
+ * grace ago) without a valid link, an index key that would expire first.
  */
 static const char lua_verify[] =
 "local H, now, grace = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
@@ -653,30 +698,29 @@ static const char lua_verify[] =
 "local out = {}\n"
 "local function keyttl(k)\n"
 "  local t = redis.call('PTTL', k)\n"
-"  if t == -1 or t > 1000 * 999999999 then return math.huge end\n"
+"  if t == -1 then return math.huge end\n"
 "  return t\n"
 "end\n"
 "for i = 4, #ARGV do\n"
 "  local id = ARGV[i]\n"
 "  local ek = H .. 'e:' .. id\n"
-"  local v, m, tags, x = hdr(ek)\n"
-"  if not v then\n"
+"  local e, m, tags = hdr(ek)\n"
+"  if not e then\n"
 "    if redis.call('EXISTS', ek) == 1 then out[#out + 1] = 'entry ' .. id .. ': unreadable record' end\n"
-"  elseif x >= now - grace - 1 then\n"
+"  elseif e >= (now - grace - 1) * S then\n"
 "    local et = keyttl(ek)\n"
-"    if (x >= NEVER) ~= (et == math.huge) then out[#out + 1] = 'entry ' .. id .. ': TTL does not match its expire' end\n"
-"    local iik, kind, rrk = ik, 's:', rk\n"
-"    if x >= NEVER then iik, kind, rrk = H .. 'J', 'f:', H .. 'F' end\n"
-"    local cur = redis.call('HGET', iik, id)\n"
-"    if not cur then out[#out + 1] = 'entry ' .. id .. ': not in the id index'\n"
-"    elseif string.sub(cur, 1, 8) ~= v then out[#out + 1] = 'entry ' .. id .. ': the id index has another version'\n"
-"    elseif struct.unpack('<d', cur, 9) ~= x then out[#out + 1] = 'entry ' .. id .. ': the id index has another expire'\n"
-"    elseif keyttl(iik) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': the id index expires before it' end\n"
+"    if (e >= NEVER) ~= (et == math.huge) then out[#out + 1] = 'entry ' .. id .. ': TTL does not match its expire' end\n"
+"    local si = redis.call('ZSCORE', ik, id)\n"
+"    if not si then out[#out + 1] = 'entry ' .. id .. ': not in the id index'\n"
+"    elseif tonumber(si) ~= e then out[#out + 1] = 'entry ' .. id .. ': id index score ' .. si .. ' is not its score ' .. n2s(e)\n"
+"    elseif keyttl(ik) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': the id index expires before it' end\n"
 "    for _, t in ipairs(tags) do\n"
-"      local tk = H .. kind .. t\n"
-"      if redis.call('SISMEMBER', tk, v .. id) == 0 then out[#out + 1] = 'entry ' .. id .. ': no link in tag ' .. t\n"
+"      local tk = H .. 't:' .. t\n"
+"      local st = redis.call('ZSCORE', tk, id)\n"
+"      if not st then out[#out + 1] = 'entry ' .. id .. ': no link in tag ' .. t\n"
+"      elseif tonumber(st) ~= e then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' score ' .. st .. ' is not its score ' .. n2s(e)\n"
 "      elseif keyttl(tk) + 1000 < et then out[#out + 1] = 'entry ' .. id .. ': tag ' .. t .. ' expires before it' end\n"
-"      if redis.call('SISMEMBER', rrk, t) == 0 then out[#out + 1] = 'tag ' .. t .. ' of entry ' .. id .. ' is not in the tag registry' end\n"
+"      if not redis.call('ZSCORE', rk, t) then out[#out + 1] = 'tag ' .. t .. ' of entry ' .. id .. ' is not in the tag registry' end\n"
 "    end\n"
 "  end\n"
 "end\n"
@@ -745,19 +789,26 @@ static struct {
 	char sha[41];
 } scripts[TCR_LUA_COUNT];
 
-/* A script: an optional head, the helpers (or not), the body;
- * journaled: inside lua_jwrap_head and lua_jwrap_tail. */
+/* A script: an optional head, the helpers (or not), the body. */
+/* head, then the prelude behind the bucket rule's numbers (tcr_bucket()'s
+ * TCR_BUCKET_DIV and TCR_BUCKET_MAX: the script's bucket() and slack()
+ * take them from C, not from literals of their own), then the body. */
+/* journaled: inside lua_jwrap_head and lua_jwrap_tail. */
 static char *script_join(const char *head, int prelude, const char *body, int journaled)
 {
+	char consts[64];
+	int cl = prelude ? snprintf(consts, sizeof(consts), "local BDIV, BMAX = %d, %d\n", TCR_BUCKET_DIV, TCR_BUCKET_MAX) : 0;
 	size_t hl = head ? strlen(head) : 0, pl = prelude ? sizeof(lua_prelude) - 1 : 0, bl = strlen(body);
 	size_t wh = journaled ? sizeof(lua_jwrap_head) - 1 : 0, wt = journaled ? sizeof(lua_jwrap_tail) - 1 : 0;
-	char *s = malloc(wh + hl + pl + bl + wt + 1), *w = s;
+	char *s = malloc(wh + hl + (size_t)cl + pl + bl + wt + 1), *w = s;
 
 	if (s) {
 		memcpy(w, lua_jwrap_head, wh);
 		w += wh;
 		memcpy(w, head ? head : "", hl);
 		w += hl;
+		memcpy(w, consts, (size_t)cl);
+		w += cl;
 		memcpy(w, prelude ? lua_prelude : "", pl);
 		w += pl;
 		memcpy(w, body, bl);
@@ -776,10 +827,10 @@ int tcr_lua_init(void)
 		const char *body;
 		int journaled;
 	} parts[TCR_LUA_COUNT] = {
-		[TCR_LUA_SAVE] = {NULL, 1, lua_save, 0},
+		[TCR_LUA_SAVE] = {lua_save_head, 1, lua_save, 0},
 		[TCR_LUA_REMOVE] = {NULL, 1, lua_remove, 0},
 		[TCR_LUA_CLEAN] = {NULL, 1, lua_clean, 0},
-		[TCR_LUA_SAVE_J] = {NULL, 1, lua_save, 1},
+		[TCR_LUA_SAVE_J] = {lua_save_head, 1, lua_save, 1},
 		[TCR_LUA_REMOVE_J] = {NULL, 1, lua_remove, 1},
 		[TCR_LUA_CLEAN_J] = {NULL, 1, lua_clean, 1},
 		[TCR_LUA_JAPPEND] = {NULL, 0, lua_jappend, 0},
@@ -791,7 +842,6 @@ int tcr_lua_init(void)
 		[TCR_LUA_GCTAGS] = {NULL, 1, lua_gctags},
 		[TCR_LUA_TAGS] = {NULL, 1, lua_tags},
 		[TCR_LUA_VERIFY] = {NULL, 1, lua_verify},
-		[TCR_LUA_PURGE2] = {NULL, 0, lua_purge2},
 	};
 	int i;
 
@@ -859,9 +909,9 @@ redisReply *tcr_eval(tcr_state *st, int shard, int script, int read, int nkeys, 
 	memcpy(av + 3, argv, sizeof(*av) * (size_t)argc);
 	memcpy(al + 3, lens, sizeof(*al) * (size_t)argc);
 	r = NULL;
-	for (attempt = 0; attempt < 3; attempt++) {
+	for (attempt = 0; attempt < 2; attempt++) {
 		r = tcr_shard_cmd(st, shard, read, argc + 3, av, al);
-		if (!r || r->type != REDIS_REPLY_ERROR || strncmp(r->str, "NOSCRIPT", 8) != 0 || attempt > 1) {
+		if (!r || r->type != REDIS_REPLY_ERROR || strncmp(r->str, "NOSCRIPT", 8) != 0 || attempt > 0) {
 			break;
 		}
 		tcr_reply_free(r);

@@ -39,7 +39,7 @@ foreach (['volatile-lru', 'allkeys-lru'] as $policy) {
 
     // Eviction took some tag keys; take a few more ourselves to be sure.
     foreach (['a3', 'a17', 'b2'] as $t) {
-        tcr_cmd($port, 'DEL', "mm:{0}s:$t");
+        tcr_cmd($port, 'DEL', "mm:{0}t:$t");
     }
     $wrong = $served = $orphanServed = 0;
     foreach ($tagsOf as $id => $tags) {
@@ -81,7 +81,7 @@ foreach (['volatile-lru', 'allkeys-lru'] as $policy) {
     $unchecked = new TagCache\Redis(['server' => '127.0.0.1', 'port' => $port, 'prefix' => 'mm2:', 'verify_tags' => 0]);
     $checked = new TagCache\Redis(['server' => '127.0.0.1', 'port' => $port, 'prefix' => 'mm2:']);
     $unchecked->save('x', 'lost', ['gone', 'kept'], 3600);
-    tcr_cmd($port, 'DEL', 'mm2:{0}s:gone');
+    tcr_cmd($port, 'DEL', 'mm2:{0}t:gone');
     tcr_same('x', $unchecked->load('lost'), 'verify_tags=0: an entry whose tag key was evicted is still served');
     tcr_same(false, $checked->load('lost'), 'verify_tags=auto (the server may evict): the same entry is a miss');
     tcr_same(false, $unchecked->load('lost'), 'and the checked load removed it');

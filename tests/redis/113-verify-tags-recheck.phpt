@@ -31,7 +31,7 @@ function wait_until(callable $cond, float $timeout = 30.0): bool
 function orphan(TagCache\Redis $b, int $port, string $id, string $tag): void
 {
     tcr_check($b->save("value of $id", $id, [$tag, 'other'], 3600), "save $id");
-    tcr_cmd($port, 'DEL', "rc:{0}s:$tag");
+    tcr_cmd($port, 'DEL', "rc:{0}t:$tag");
     // the clean cannot find the entry any more: only a checked load keeps it from being served
     tcr_check($b->clean('matchingTag', [$tag]), "clean('matchingTag', ['$tag'])");
 }

@@ -17,7 +17,7 @@ require __DIR__ . '/redis.inc';
 /* An entry record (version 2, no codec, no tags) holding $value. */
 function record(string $value): string
 {
-    return chr(3) . chr(0) . pack('e', 65536.0) . pack('e', 1.0) . pack('V', 0) . pack('V', strlen($value))
+    return chr(2) . chr(0) . pack('e', 65536.0) . pack('e', 1.0) . pack('V', 0) . pack('V', strlen($value))
         . pack('e', 9999999999.0) . $value;
 }
 function bulk(string $s): string
