@@ -6,6 +6,7 @@ tagcache
 <?php
 require __DIR__ . '/twolevel.inc';
 if (($r = tl_skip_reason()) !== null) die("skip $r");
+if (!function_exists('posix_kill')) die('skip needs posix_kill() to stop and continue a process');
 ?>
 --INI--
 pcre.jit=0
