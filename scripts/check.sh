@@ -68,7 +68,7 @@ lap "setup (apt)"
 
 RUN=$(mktemp -d /tmp/tagcache-check.XXXXXX)
 # the servers running before the tests (a system redis or memcached, other runs)
-pgrep -x 'redis-server|redis-sentinel|memcached' > "$RUN/servers-before"
+pgrep -x 'redis-server|redis-sentinel|memcached' 2>/dev/null > "$RUN/servers-before"
 cleanup() {
 	[ -f "$RUN/redis.pid" ] && kill "$(cat "$RUN/redis.pid")" 2>/dev/null
 	[ -f "$RUN/memcached.pid" ] && kill "$(cat "$RUN/memcached.pid")" 2>/dev/null
@@ -209,7 +209,7 @@ lap "C tests and fuzzers"
 # (tagcache-redis-<test>-<pid>) names a process that is gone.
 leftover_servers() {
 	local p text owner
-	for p in $(pgrep -x 'redis-server|redis-sentinel|memcached'); do
+	for p in $(pgrep -x 'redis-server|redis-sentinel|memcached' 2>/dev/null); do
 		text="$(tr '\0' ' ' 2>/dev/null < "/proc/$p/cmdline") $(readlink "/proc/$p/cwd" 2>/dev/null)"
 		text="$text $(tr '\0' ' ' 2>/dev/null < "/proc/$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)/cmdline")"
 		owner=$(echo "$text" | grep -oE 'tcr-watchdog [0-9]+' | head -1 | awk '{print $2}')

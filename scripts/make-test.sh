@@ -37,7 +37,7 @@ done
 # counted); prints "<pid> <test pid>".
 suite_servers() {
 	local p text owner
-	for p in $(pgrep -x 'redis-server|redis-sentinel|memcached'); do
+	for p in $(pgrep -x 'redis-server|redis-sentinel|memcached' 2>/dev/null); do
 		text="$(tr '\0' ' ' 2>/dev/null < "/proc/$p/cmdline") $(readlink "/proc/$p/cwd" 2>/dev/null)"
 		text="$text $(tr '\0' ' ' 2>/dev/null < "/proc/$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)/cmdline")"
 		case "$text" in *"$TMP/tmp/"*) ;; *) continue ;; esac
@@ -79,7 +79,7 @@ else
 fi
 
 # 2. make test, no TAGCACHE_* variable
-pgrep -x 'redis-server|redis-sentinel|memcached' > "$TMP/before" || true
+pgrep -x 'redis-server|redis-sentinel|memcached' 2>/dev/null > "$TMP/before" || true
 t0=$SECONDS
 env "${UNSET[@]}" TMPDIR="$TMP/tmp" NO_INTERACTION=1 make -C "$SRC" test TESTS="-j${TAGCACHE_TEST_JOBS:-2} --shuffle" > "$TMP/test.log" 2>&1
 rc=$?
@@ -125,7 +125,7 @@ elif ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
 else
 	# run-tests writes beside itself and beside each test: a copy nobody owns
 	mkdir "$TMP/as-nobody" && cp -r "$SRC/tests" "$SRC/run-tests.php" "$TMP/as-nobody/" && chown -R nobody "$TMP/as-nobody"
-	pgrep -x 'redis-server|redis-sentinel|memcached' > "$TMP/before" || true
+	pgrep -x 'redis-server|redis-sentinel|memcached' 2>/dev/null > "$TMP/before" || true
 	out=$(cd "$TMP/as-nobody" && env "${UNSET[@]}" TMPDIR="$TMP/tmp" NO_INTERACTION=1 TAGCACHE_MODULE="$SRC/modules/tagcache.so" \
 		setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- \
 		php "$TMP/as-nobody/run-tests.php" -q -p "$(command -v php)" -d "extension=$SRC/modules/tagcache.so" "${USER_TESTS[@]}" 2>&1 \
