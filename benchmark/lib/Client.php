@@ -96,6 +96,7 @@ final class Client
             $ctrace = $rhist = [];
 
             $sock = self::barrier($spec['barrier'], $client);
+            $ru0 = getrusage();
             $t0 = hrtime(true);
             $rt = $wt = $ct = 0;
             $nr = $nw = $nc = $miss = $bad = $wfail = $cfail = $skipped = 0;
@@ -167,6 +168,11 @@ final class Client
                 }
             }
             $res['wall_ns'] = hrtime(true) - $t0;
+            // the process's CPU over the whole op list (timed calls, refills
+            // and the loop itself), user and kernel apart: the report's
+            // "where the CPU goes" table
+            $ru1 = getrusage();
+            $res['cpu_ns'] = ['user' => self::ruNs($ru1, $ru0, 'utime'), 'sys' => self::ruNs($ru1, $ru0, 'stime')];
             if ($traceDir !== null) {
                 $st = $inner !== null && method_exists($inner, 'stats') ? $inner->stats() : [];
                 file_put_contents(sprintf('%s/%s-run%d-client%d.json', $traceDir, $spec['backend'], $spec['run'] ?? 1, $client),
@@ -207,6 +213,12 @@ final class Client
             fclose($sock);
         }
         return $res;
+    }
+
+    /** ns of getrusage() field ru_<f> (utime, stime) between two calls */
+    public static function ruNs(array $b, array $a, string $f): int
+    {
+        return ($b["ru_$f.tv_sec"] - $a["ru_$f.tv_sec"]) * 1000000000 + ($b["ru_$f.tv_usec"] - $a["ru_$f.tv_usec"]) * 1000;
     }
 
     /**

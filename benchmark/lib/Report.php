@@ -209,7 +209,7 @@ final class Report
 
         $summary = $res['summary'];
         if ($res['ops']) {
-            $latRows = [];
+            $latRows = $cpuRows = [];
             foreach ($summary as $row) {
                 $s .= "\n== {$row['label']} [{$row['backend']}] | mode {$row['mode']} | ";
                 if ($row['status'] !== 'ok') {
@@ -259,6 +259,9 @@ final class Report
                         $us($c, 'p50_ns'), $us($c, 'p90_ns'), $us($c, 'p99_ns'), $us($c, 'mean_ns'),
                         $c === null ? 'n/a' : sprintf('%.0f %%', 100 * $c['slowest_5pct_share'])];
                 }
+                if (($cpu = self::cpuRow($run)) !== null) {
+                    $cpuRows[] = array_merge([$row['mode'], $row['label']], $cpu);
+                }
             }
 
             $s .= "\nSummary: ops/s summed over {$m['clients']} clients, median of {$m['runs']} run(s) [min..max]\n";
@@ -282,6 +285,14 @@ final class Report
                     . "and \"slowest 5 %\" is the share of all the time the slowest 5 % of the calls took (5 % if every call cost the same)\n";
                 $s .= self::table(['mode', 'backend', 'write p50', 'write p99', 'slowest 5 %', 'clean p50', 'clean p90', 'clean p99',
                     'clean mean', 'slowest 5 %'], $latRows, [0, 1]);
+            }
+            if ($cpuRows) {
+                $s .= "\nWhere the CPU goes in the ops phase (median run; us per op, an op being a read, write or clean of the lists, "
+                    . "refills included in the cost but not counted as ops): the clients' user and kernel time (getrusage), "
+                    . "the server's own (redis-server INFO cpu, memcached rusage), and the server commands that took most "
+                    . "(calls per op, us per call; a script's inner commands are counted in it and again on their own)\n";
+                $s .= self::table(['mode', 'backend', 'ops', 'clients user', 'clients sys', 'server', 'wall per op x clients',
+                    'server commands'], $cpuRows, [0, 1, 7]);
             }
 
             if ($res['ratios']) {
@@ -351,6 +362,35 @@ final class Report
             $s .= self::table(['backend', 'records', 'load s', 'us/save', 'clean 1 tag ms', 'ids/tag', 'B/record', 'note'], $rows, [0, 7]);
         }
         return $s;
+    }
+
+    /** The CPU split of one run (see text()): null when the clients did not report their CPU */
+    private static function cpuRow(array $run): ?array
+    {
+        $ops = 0;
+        $u = $y = 0;
+        $wall = 0.0;
+        foreach ($run['clients'] ?? [] as $c) {
+            if (!isset($c['cpu_ns'])) {
+                return null;
+            }
+            $ops += $c['reads'] + $c['writes'] + $c['cleans'];
+            $u += $c['cpu_ns']['user'];
+            $y += $c['cpu_ns']['sys'];
+            $wall += $c['wall_ns'];
+        }
+        if ($ops === 0) {
+            return null;
+        }
+        $f = static fn (float $ns) => number_format($ns / 1000 / $ops, 2);
+        $srv = $run['server'] ?? null;
+        $cmds = [];
+        foreach (array_slice($srv['commands'] ?? [], 0, 4, true) as $k => [$n, $us]) {
+            $cmds[] = sprintf('%s %.3f x %.2f', $k, $n / $ops, $n ? $us / $n : 0);
+        }
+        return [number_format($ops), $f($u), $f($y),
+            $srv === null ? '' : $f(($srv['user_s'] + $srv['sys_s']) * 1e9) . ' (' . $srv['server'] . ')',
+            $f($wall), implode('; ', $cmds)];
     }
 
     public static function writeCsv(string $file, array $head, array $rows): void

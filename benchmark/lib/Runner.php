@@ -181,8 +181,10 @@ final class Runner
                     };
                 }
                 $barrier->wait(count($lists), 120, $alive);
+                $srv0 = $this->serverCpu($def);
                 $t0 = $barrier->go();
                 [$results, $tEnd] = $barrier->collect(1800);
+                $srv1 = $this->serverCpu($def);
             } finally {
                 $barrier->close();
                 $tail = $this->reap($mode, $procs);
@@ -192,6 +194,9 @@ final class Runner
             }
             $res['clients'] = array_values($results);
             $res['wall_seconds'] = ($tEnd - $t0) / 1e9;
+            if ($srv0 !== null && $srv1 !== null) {
+                $res['server'] = self::serverDiff($srv0, $srv1);
+            }
             $res['sum'] = self::sum($res['clients'], $def['tags'], $res['wall_seconds']);
             foreach ($res['clients'] as &$c) {
                 unset($c['write_lat_ns'], $c['clean_lat_ns']);   // summarised in sum.latency
@@ -253,6 +258,63 @@ final class Runner
     }
 
     /** Wait for the client processes; returns error text per client. */
+    /**
+     * The server's own account around an ops phase (the clients wait at the
+     * barrier before it and have reported after it): redis-server's CPU
+     * (INFO cpu, user and system) and its commands' execution times (INFO
+     * commandstats: calls and usec, a script's inner commands counted too);
+     * memcached's rusage (stats). null when the backend uses neither or the
+     * server cannot be asked.
+     */
+    private function serverCpu(array $def): ?array
+    {
+        try {
+            if (in_array('redis', $def['servers'], true) && $this->ctx->redisPort !== null && class_exists('Redis')) {
+                $r = new \Redis();
+                $r->connect('127.0.0.1', $this->ctx->redisPort, 5.0);
+                $cpu = $r->info('cpu');
+                $cmds = [];
+                foreach ($r->info('commandstats') as $k => $v) {
+                    if (preg_match('/calls=(\d+),usec=(\d+)/', (string)$v, $m)) {
+                        $cmds[substr($k, 8)] = [(int)$m[1], (int)$m[2]];
+                    }
+                }
+                $r->close();
+                return ['server' => 'redis-server', 'user' => (float)$cpu['used_cpu_user'], 'sys' => (float)$cpu['used_cpu_sys'],
+                    'commands' => $cmds];
+            }
+            if (in_array('memcached', $def['servers'], true) && $this->ctx->memcachedPort !== null && class_exists('Memcached')) {
+                $m = new \Memcached();
+                $m->addServer('127.0.0.1', $this->ctx->memcachedPort);
+                $st = $m->getStats();
+                $st = $st ? reset($st) : null;
+                if (!$st) {
+                    return null;
+                }
+                return ['server' => 'memcached', 'user' => (float)$st['rusage_user'], 'sys' => (float)$st['rusage_system'],
+                    'commands' => ['get' => [(int)$st['cmd_get'], 0], 'set' => [(int)$st['cmd_set'], 0]]];
+            }
+        } catch (\Throwable) {
+            return null;
+        }
+        return null;
+    }
+
+    /** after - before of two serverCpu() snapshots: CPU seconds and, per command, [calls, usec] */
+    private static function serverDiff(array $a, array $b): array
+    {
+        $cmds = [];
+        foreach ($b['commands'] as $k => [$n, $us]) {
+            $d = [$n - ($a['commands'][$k][0] ?? 0), $us - ($a['commands'][$k][1] ?? 0)];
+            if ($d[0] > 0) {
+                $cmds[$k] = $d;
+            }
+        }
+        uasort($cmds, static fn ($x, $y) => $y[1] <=> $x[1] ?: $y[0] <=> $x[0]);
+        return ['server' => $b['server'], 'user_s' => $b['user'] - $a['user'], 'sys_s' => $b['sys'] - $a['sys'],
+            'commands' => $cmds];
+    }
+
     private function reap(string $mode, array $procs): array
     {
         $errors = [];
