@@ -386,7 +386,8 @@ final class Report
         $srv = $run['server'] ?? null;
         $cmds = [];
         foreach (array_slice($srv['commands'] ?? [], 0, 4, true) as $k => [$n, $us]) {
-            $cmds[] = sprintf('%s %.3f x %.2f', $k, $n / $ops, $n ? $us / $n : 0);
+            // memcached counts its commands but does not time them
+            $cmds[] = $us > 0 ? sprintf('%s %.3f x %.2f', $k, $n / $ops, $us / $n) : sprintf('%s %.3f', $k, $n / $ops);
         }
         return [number_format($ops), $f($u), $f($y),
             $srv === null ? '' : $f(($srv['user_s'] + $srv['sys_s']) * 1e9) . ' (' . $srv['server'] . ')',
