@@ -257,45 +257,22 @@ final class Runner
         return $res;
     }
 
-    /** Wait for the client processes; returns error text per client. */
     /**
      * The server's own account around an ops phase (the clients wait at the
-     * barrier before it and have reported after it): redis-server's CPU
-     * (INFO cpu, user and system) and its commands' execution times (INFO
-     * commandstats: calls and usec, a script's inner commands counted too);
-     * memcached's rusage (stats). null when the backend uses neither or the
-     * server cannot be asked.
+     * barrier before it and have reported after it): RedisProbe::cpu() or
+     * memcached_cpu(). null when the backend uses neither server or it
+     * cannot be asked.
      */
     private function serverCpu(array $def): ?array
     {
         try {
             if (in_array('redis', $def['servers'], true) && $this->ctx->redisPort !== null && class_exists('Redis')) {
-                $r = new \Redis();
-                $r->connect('127.0.0.1', $this->ctx->redisPort, 5.0);
-                $cpu = $r->info('cpu');
-                $cmds = [];
-                foreach ($r->info('commandstats') as $k => $v) {
-                    if (preg_match('/calls=(\d+),usec=(\d+)/', (string)$v, $m)) {
-                        $cmds[substr($k, 8)] = [(int)$m[1], (int)$m[2]];
-                    }
-                }
-                $r->close();
-                return ['server' => 'redis-server', 'user' => (float)$cpu['used_cpu_user'], 'sys' => (float)$cpu['used_cpu_sys'],
-                    'commands' => $cmds];
+                return (new RedisProbe($this->ctx->redisPort))->cpu();
             }
             if (in_array('memcached', $def['servers'], true) && $this->ctx->memcachedPort !== null && class_exists('Memcached')) {
-                $m = new \Memcached();
-                $m->addServer('127.0.0.1', $this->ctx->memcachedPort);
-                $st = $m->getStats();
-                $st = $st ? reset($st) : null;
-                if (!$st) {
-                    return null;
-                }
-                return ['server' => 'memcached', 'user' => (float)$st['rusage_user'], 'sys' => (float)$st['rusage_system'],
-                    'commands' => ['get' => [(int)$st['cmd_get'], 0], 'set' => [(int)$st['cmd_set'], 0]]];
+                return memcached_cpu($this->ctx->memcachedPort);
             }
         } catch (\Throwable) {
-            return null;
         }
         return null;
     }
@@ -315,6 +292,7 @@ final class Runner
             'commands' => $cmds];
     }
 
+    /** Wait for the client processes; returns error text per client. */
     private function reap(string $mode, array $procs): array
     {
         $errors = [];

@@ -80,6 +80,23 @@ function redis_footprint(\Redis $redis, int $baseline): array
     ];
 }
 
+/**
+ * memcached's CPU so far (stats rusage_user / rusage_system, seconds) and
+ * its gets and sets as [calls, 0]: memcached does not time its commands.
+ */
+function memcached_cpu(int $port): ?array
+{
+    $m = new \Memcached();
+    $m->addServer('127.0.0.1', $port);
+    $st = $m->getStats();
+    $st = $st ? reset($st) : null;
+    if (!$st) {
+        return null;
+    }
+    return ['server' => 'memcached', 'user' => (float)$st['rusage_user'], 'sys' => (float)$st['rusage_system'],
+        'commands' => ['get' => [(int)$st['cmd_get'], 0], 'set' => [(int)$st['cmd_set'], 0]]];
+}
+
 /** SIGTERM, wait up to 5 s, then SIGKILL; only processes we started. */
 function stop_proc($proc): void
 {
