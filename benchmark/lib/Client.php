@@ -84,7 +84,7 @@ final class Client
             // ns on a CPU and ns runnable but waiting for one (the rest of the
             // call's time the process slept, waiting for its server).
             $sched = is_readable('/proc/self/schedstat');
-            $wcpu = $wdelay = $ccpu = $cdelay = 0;
+            $wcpu = $wdelay = $ccpu = $cdelay = $wwin = $cwin = 0;
             // Each write's and clean's own time, for the distribution (the
             // columns are means: a few calls descheduled inside can carry
             // most of the time). Kept in ns, summarised by Runner::sum().
@@ -135,6 +135,7 @@ final class Client
                             $se = self::sched();
                             $wcpu += $se[0] - $ss[0];
                             $wdelay += $se[1] - $ss[1];
+                            $wwin += $se[3] - $ss[2];
                         }
                         ++$nw;
                         if (!$ok) {
@@ -159,6 +160,7 @@ final class Client
                             $se = self::sched();
                             $ccpu += $se[0] - $ss[0];
                             $cdelay += $se[1] - $ss[1];
+                            $cwin += $se[3] - $ss[2];
                         }
                         ++$nc;
                         if (!$ok) {
@@ -187,7 +189,8 @@ final class Client
             ]);
             if ($sched) {
                 $res['sched'] = ['write_cpu_ns' => $wcpu, 'write_runq_ns' => $wdelay,
-                    'clean_cpu_ns' => $ccpu, 'clean_runq_ns' => $cdelay];
+                    'clean_cpu_ns' => $ccpu, 'clean_runq_ns' => $cdelay,
+                    'write_window_ns' => $wwin, 'clean_window_ns' => $cwin];
             }
             if ($bad) {
                 $res['errors'][] = "$bad reads returned a value of the wrong length";
@@ -241,15 +244,26 @@ final class Client
         return $rec;
     }
 
-    /** [ns on a CPU, ns waiting on a run queue] of this process (Linux). */
+    /**
+     * [ns on a CPU, ns waiting on a run queue, hrtime before and after
+     * reading them] of this process (Linux): the figures of the window from
+     * the first reading's start to the second's end. The
+     * CPU time from getrusage(), which brings the running task's sum up to
+     * date; schedstat's first field is only as of the last scheduler event,
+     * so a call that never slept would show none. Its second, the run
+     * queue wait, is complete whenever the task runs.
+     */
     private static function sched(): ?array
     {
+        $t0 = hrtime(true);
         $s = @file_get_contents('/proc/self/schedstat');
         if ($s === false) {
             return null;
         }
         $f = explode(' ', trim($s));
-        return [(int)$f[0], (int)($f[1] ?? 0)];
+        $ru = getrusage();
+        return [($ru['ru_utime.tv_sec'] + $ru['ru_stime.tv_sec']) * 1000000000
+            + ($ru['ru_utime.tv_usec'] + $ru['ru_stime.tv_usec']) * 1000, (int)($f[1] ?? 0), $t0, hrtime(true)];
     }
 
     /** Check in at the start barrier and block until the orchestrator says go. */

@@ -209,7 +209,7 @@ final class Report
 
         $summary = $res['summary'];
         if ($res['ops']) {
-            $latRows = $cpuRows = [];
+            $latRows = $cpuRows = $schedRows = [];
             foreach ($summary as $row) {
                 $s .= "\n== {$row['label']} [{$row['backend']}] | mode {$row['mode']} | ";
                 if ($row['status'] !== 'ok') {
@@ -262,6 +262,9 @@ final class Report
                 if (($cpu = self::cpuRow($run)) !== null) {
                     $cpuRows[] = array_merge([$row['mode'], $row['label']], $cpu);
                 }
+                if (($sr = self::schedRow($run)) !== null) {
+                    $schedRows[] = array_merge([$row['mode'], $row['label']], $sr);
+                }
             }
 
             $s .= "\nSummary: ops/s summed over {$m['clients']} clients, median of {$m['runs']} run(s) [min..max]\n";
@@ -285,6 +288,15 @@ final class Report
                     . "and \"slowest 5 %\" is the share of all the time the slowest 5 % of the calls took (5 % if every call cost the same)\n";
                 $s .= self::table(['mode', 'backend', 'write p50', 'write p99', 'slowest 5 %', 'clean p50', 'clean p90', 'clean p99',
                     'clean mean', 'slowest 5 %'], $latRows, [0, 1]);
+            }
+            if ($schedRows) {
+                $s .= "\nWhere a timed write's and clean's time goes (us per call, mean over all clients of the median run; "
+                    . "getrusage and /proc/self/schedstat read around each call: the window is the call with those readings, split into): on a CPU, runnable "
+                    . "but waiting for a CPU (the run queue), and the rest, asleep (a round trip to the server, a lock, the disk). "
+                    . "More runnable processes than CPUs make the run queue; a store whose readers never sleep keeps it long for its writers\n";
+                $s .= self::table(['mode', 'backend', 'write', 'window', 'on a CPU', 'run queue', 'asleep', 'clean', 'window', 'on a CPU',
+                    'run queue', 'asleep'],
+                    $schedRows, [0, 1]);
             }
             if ($cpuRows) {
                 $s .= "\nWhere the CPU goes in the ops phase (median run; us per op, an op being a read, write or clean of the lists, "
@@ -365,6 +377,43 @@ final class Report
     }
 
     /** The CPU split of one run (see text()): null when the clients did not report their CPU */
+    /**
+     * [write us, its window, on a CPU, run queue, asleep, the same five for
+     * cleans] per call, or null without schedstat figures. The split is of
+     * the window of the two readings around the call (the call and a few us
+     * of the readings); asleep is what is left of it, at least 0.
+     */
+    private static function schedRow(array $run): ?array
+    {
+        $t = ['write' => [0, 0, 0, 0], 'clean' => [0, 0, 0, 0]];
+        foreach ($run['clients'] ?? [] as $c) {
+            $sc = $c['sched'] ?? null;
+            if ($sc === null) {
+                return null;
+            }
+            foreach (['write' => 'writes', 'clean' => 'cleans'] as $k => $n) {
+                if (!isset($sc[$k . '_window_ns'])) {
+                    return null;
+                }
+                $t[$k][0] += $c[$n];
+                $t[$k][1] += $c[$k . '_ns'];
+                $t[$k][2] += $sc[$k . '_cpu_ns'];
+                $t[$k][3] += $sc[$k . '_runq_ns'];
+                $t[$k][4] = ($t[$k][4] ?? 0) + $sc[$k . '_window_ns'];
+            }
+        }
+        $out = [];
+        foreach ($t as [$n, $wall, $cpu, $runq, $win]) {
+            if ($n === 0) {
+                array_push($out, 'n/a', '', '', '', '');
+                continue;
+            }
+            $us = static fn (float $ns) => number_format($ns / 1000 / $n, 1);
+            array_push($out, $us($wall), $us($win), $us($cpu), $us($runq), $us(max(0, $win - $cpu - $runq)));
+        }
+        return $out;
+    }
+
     private static function cpuRow(array $run): ?array
     {
         $ops = 0;

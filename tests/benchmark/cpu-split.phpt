@@ -78,6 +78,25 @@ $ops = static fn (string $b) => array_sum(array_map(static fn ($c) => $c['reads'
 echo 'rows count every op: ', isset($rows['TagCache\\Shm'], $rows['TagCache\\Redis'])
     && $rows['TagCache\\Shm'][0] === $ops('tagcache-shm') && $rows['TagCache\\Redis'][0] === $ops('tagcache-redis') ? 'yes' : 'no', "\n";
 echo 'Redis row names its server: ', str_contains($rows['TagCache\\Redis'][1] ?? '', '(redis-server)') ? 'yes' : 'no', "\n";
+// the timed writes' and cleans' time split: the window of the readings
+// around each call (at least the call) is on a CPU + run queue + asleep
+// (the table rounds to 0.1 us), nothing negative
+$split = [];
+foreach (explode("\n", substr($text, (int)strpos($text, "Where a timed write's and clean's time goes"))) as $line) {
+    if (preg_match('/^\| fork \| (TagCache\\\\\w+)\s+\|((?:\s+[\d.,]+ \|){10})/', $line, $m)) {
+        $split[$m[1]] = array_map(static fn ($x) => (float)str_replace(',', '', $x), preg_split('/\s*\|\s*/', trim($m[2], " |")));
+    }
+}
+echo 'report has the time split: ', str_contains($text, "Where a timed write's and clean's time goes") ? 'yes' : 'no', "\n";
+foreach (['TagCache\\Shm', 'TagCache\\Redis'] as $b) {
+    $v = $split[$b] ?? [];
+    $ok = count($v) === 10 && min($v) >= 0;
+    for ($k = 0; $ok && $k < 10; $k += 5) {
+        $ok = $v[$k + 1] >= $v[$k] - 0.1 && ($v[$k + 4] == 0 ? $v[$k + 2] + $v[$k + 3] >= $v[$k + 1] - 0.2
+            : abs($v[$k + 1] - $v[$k + 2] - $v[$k + 3] - $v[$k + 4]) <= 0.35);
+    }
+    echo "$b: write and clean time split adds up: ", $ok ? 'yes' : 'no ' . json_encode($v), "\n";
+}
 ?>
 --EXPECT--
 exit: 0
@@ -91,3 +110,6 @@ tagcache-redis: the save scripts seen: yes
 report has the table: yes
 rows count every op: yes
 Redis row names its server: yes
+report has the time split: yes
+TagCache\Shm: write and clean time split adds up: yes
+TagCache\Redis: write and clean time split adds up: yes
