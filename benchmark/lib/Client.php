@@ -85,6 +85,9 @@ final class Client
             // call's time the process slept, waiting for its server).
             $sched = is_readable('/proc/self/schedstat');
             $wcpu = $wdelay = $ccpu = $cdelay = $wwin = $cwin = 0;
+            // the same two readings with nothing between them, taken right
+            // after each timed call: what the readings alone add to a window
+            $we = $ce = [0, 0, 0];
             // Each write's and clean's own time, for the distribution (the
             // columns are means: a few calls descheduled inside can carry
             // most of the time). Kept in ns, summarised by Runner::sum().
@@ -136,6 +139,7 @@ final class Client
                             $wcpu += $se[0] - $ss[0];
                             $wdelay += $se[1] - $ss[1];
                             $wwin += $se[3] - $ss[2];
+                            $we = self::emptyWindow($we);
                         }
                         ++$nw;
                         if (!$ok) {
@@ -161,6 +165,7 @@ final class Client
                             $ccpu += $se[0] - $ss[0];
                             $cdelay += $se[1] - $ss[1];
                             $cwin += $se[3] - $ss[2];
+                            $ce = self::emptyWindow($ce);
                         }
                         ++$nc;
                         if (!$ok) {
@@ -190,7 +195,8 @@ final class Client
             if ($sched) {
                 $res['sched'] = ['write_cpu_ns' => $wcpu, 'write_runq_ns' => $wdelay,
                     'clean_cpu_ns' => $ccpu, 'clean_runq_ns' => $cdelay,
-                    'write_window_ns' => $wwin, 'clean_window_ns' => $cwin];
+                    'write_window_ns' => $wwin, 'clean_window_ns' => $cwin,
+                    'write_empty_ns' => $we, 'clean_empty_ns' => $ce];
             }
             if ($bad) {
                 $res['errors'][] = "$bad reads returned a value of the wrong length";
@@ -246,12 +252,14 @@ final class Client
 
     /**
      * [ns on a CPU, ns waiting on a run queue, hrtime before and after
-     * reading them] of this process (Linux): the figures of the window from
-     * the first reading's start to the second's end. The
-     * CPU time from getrusage(), which brings the running task's sum up to
-     * date; schedstat's first field is only as of the last scheduler event,
-     * so a call that never slept would show none. Its second, the run
-     * queue wait, is complete whenever the task runs.
+     * reading them] of this process (Linux, /proc/self/schedstat). Not
+     * getrusage(): it brings the task's CPU sum up to date, and under EEVDF
+     * (Linux 6.6 and later) that also preempts a task whose slice is used
+     * up, so the reading itself would put run-queue waits into the window
+     * it measures. schedstat's CPU sum is as of the last scheduler event: a
+     * call that sleeps (a round trip) gets its stretch before the sleep and
+     * gives its last one to the next reading, right on average; a call
+     * that never sleeps shows none (the report leaves the local stores out).
      */
     private static function sched(): ?array
     {
@@ -261,9 +269,15 @@ final class Client
             return null;
         }
         $f = explode(' ', trim($s));
-        $ru = getrusage();
-        return [($ru['ru_utime.tv_sec'] + $ru['ru_stime.tv_sec']) * 1000000000
-            + ($ru['ru_utime.tv_usec'] + $ru['ru_stime.tv_usec']) * 1000, (int)($f[1] ?? 0), $t0, hrtime(true)];
+        return [(int)$f[0], (int)($f[1] ?? 0), $t0, hrtime(true)];
+    }
+
+    /** $acc plus [cpu, run queue, window] of two readings with nothing between them. */
+    private static function emptyWindow(array $acc): array
+    {
+        $a = self::sched();
+        $b = self::sched();
+        return [$acc[0] + $b[0] - $a[0], $acc[1] + $b[1] - $a[1], $acc[2] + $b[3] - $a[2]];
     }
 
     /** Check in at the start barrier and block until the orchestrator says go. */

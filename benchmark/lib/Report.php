@@ -290,12 +290,13 @@ final class Report
                     'clean mean', 'slowest 5 %'], $latRows, [0, 1]);
             }
             if ($schedRows) {
-                $s .= "\nWhere a timed write's and clean's time goes (us per call, mean over all clients of the median run; "
-                    . "getrusage and /proc/self/schedstat read around each call: the window is the call with those readings, split into): on a CPU, runnable "
-                    . "but waiting for a CPU (the run queue), and the rest, asleep (a round trip to the server, a lock, the disk). "
-                    . "More runnable processes than CPUs make the run queue; a store whose readers never sleep keeps it long for its writers\n";
-                $s .= self::table(['mode', 'backend', 'write', 'window', 'on a CPU', 'run queue', 'asleep', 'clean', 'window', 'on a CPU',
-                    'run queue', 'asleep'],
+                $s .= "\nWhere a timed write's and clean's time goes, stores with a server (us per call, mean over all clients of the "
+                    . "median run): /proc/self/schedstat read before and after each call, less the same two readings with nothing "
+                    . "between them (\"readings\", taken right after each call), split into on a CPU, runnable but waiting for a CPU "
+                    . "(the run queue), and the rest, asleep (the round trips). More runnable processes than CPUs make the run queue; "
+                    . "a store whose readers never sleep keeps it long for its writers\n";
+                $s .= self::table(['mode', 'backend', 'write', 'on a CPU', 'run queue', 'asleep', 'readings', 'clean', 'on a CPU',
+                    'run queue', 'asleep', 'readings'],
                     $schedRows, [0, 1]);
             }
             if ($cpuRows) {
@@ -378,38 +379,44 @@ final class Report
 
     /** The CPU split of one run (see text()): null when the clients did not report their CPU */
     /**
-     * [write us, its window, on a CPU, run queue, asleep, the same five for
-     * cleans] per call, or null without schedstat figures. The split is of
-     * the window of the two readings around the call (the call and a few us
-     * of the readings); asleep is what is left of it, at least 0.
+     * [write us, on a CPU, run queue, asleep, the readings alone, the same
+     * five for cleans] per call, or null without schedstat figures. The
+     * split is of the window of the two readings around the call, less what
+     * the same two readings with nothing between them show (taken right
+     * after each call); asleep is what is left of it; each at least 0.
      */
     private static function schedRow(array $run): ?array
     {
         $t = ['write' => [0, 0, 0, 0], 'clean' => [0, 0, 0, 0]];
+        if (!isset($run['server'])) {
+            return null;   // a local store's calls never sleep: no up-to-date CPU sum inside them (Client::sched())
+        }
         foreach ($run['clients'] ?? [] as $c) {
             $sc = $c['sched'] ?? null;
             if ($sc === null) {
                 return null;
             }
             foreach (['write' => 'writes', 'clean' => 'cleans'] as $k => $n) {
-                if (!isset($sc[$k . '_window_ns'])) {
+                if (!isset($sc[$k . '_window_ns'], $sc[$k . '_empty_ns'])) {
                     return null;
                 }
+                $e = $sc[$k . '_empty_ns'];
                 $t[$k][0] += $c[$n];
                 $t[$k][1] += $c[$k . '_ns'];
-                $t[$k][2] += $sc[$k . '_cpu_ns'];
-                $t[$k][3] += $sc[$k . '_runq_ns'];
-                $t[$k][4] = ($t[$k][4] ?? 0) + $sc[$k . '_window_ns'];
+                $t[$k][2] += $sc[$k . '_cpu_ns'] - $e[0];
+                $t[$k][3] += $sc[$k . '_runq_ns'] - $e[1];
+                $t[$k][4] = ($t[$k][4] ?? 0) + $sc[$k . '_window_ns'] - $e[2];
+                $t[$k][5] = ($t[$k][5] ?? 0) + $e[2];
             }
         }
         $out = [];
-        foreach ($t as [$n, $wall, $cpu, $runq, $win]) {
+        foreach ($t as [$n, $wall, $cpu, $runq, $win, $empty]) {
             if ($n === 0) {
                 array_push($out, 'n/a', '', '', '', '');
                 continue;
             }
-            $us = static fn (float $ns) => number_format($ns / 1000 / $n, 1);
-            array_push($out, $us($wall), $us($win), $us($cpu), $us($runq), $us(max(0, $win - $cpu - $runq)));
+            $us = static fn (float $ns) => number_format(max(0, $ns) / 1000 / $n, 1);
+            array_push($out, $us($wall), $us($cpu), $us($runq), $us($win - max(0, $cpu) - max(0, $runq)), $us($empty));
         }
         return $out;
     }
