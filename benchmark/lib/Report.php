@@ -377,7 +377,6 @@ final class Report
         return $s;
     }
 
-    /** The CPU split of one run (see text()): null when the clients did not report their CPU */
     /**
      * [write us, on a CPU, run queue, asleep, the readings alone, the same
      * five for cleans] per call, or null without schedstat figures. The
@@ -387,7 +386,7 @@ final class Report
      */
     private static function schedRow(array $run): ?array
     {
-        $t = ['write' => [0, 0, 0, 0], 'clean' => [0, 0, 0, 0]];
+        $t = ['write' => [0, 0, 0, 0, 0, 0], 'clean' => [0, 0, 0, 0, 0, 0]];
         if (!isset($run['server'])) {
             return null;   // a local store's calls never sleep: no up-to-date CPU sum inside them (Client::sched())
         }
@@ -405,8 +404,8 @@ final class Report
                 $t[$k][1] += $c[$k . '_ns'];
                 $t[$k][2] += $sc[$k . '_cpu_ns'] - $e[0];
                 $t[$k][3] += $sc[$k . '_runq_ns'] - $e[1];
-                $t[$k][4] = ($t[$k][4] ?? 0) + $sc[$k . '_window_ns'] - $e[2];
-                $t[$k][5] = ($t[$k][5] ?? 0) + $e[2];
+                $t[$k][4] += $sc[$k . '_window_ns'] - $e[2];
+                $t[$k][5] += $e[2];
             }
         }
         $out = [];
@@ -421,6 +420,7 @@ final class Report
         return $out;
     }
 
+    /** The CPU split of one run (see text()): null when the clients did not report their CPU */
     private static function cpuRow(array $run): ?array
     {
         $ops = 0;
