@@ -292,7 +292,7 @@ static int mt_take(void *h, tc_str id, double timeout, int serving)
 {
 	tc_lease_tab *t = h;
 	tc_lease_slot *s = slot_of(t, id, 1);
-	uint32_t me = (uint32_t)getpid();
+	uint32_t me = (uint32_t)tc_getpid();
 	int i;
 
 	if (!s) {
@@ -358,7 +358,7 @@ static void mt_end(void *h, tc_str id, uint32_t measured_ms, int *had_stale)
 	if (!w) {
 		return;
 	}
-	if (measured_ms && (uint32_t)(w >> DL_BITS) == (uint32_t)getpid()) {
+	if (measured_ms && (uint32_t)(w >> DL_BITS) == (uint32_t)tc_getpid()) {
 		__atomic_store_n(&s->rebuild_ms, measured_ms, __ATOMIC_RELAXED);
 	}
 	wake(s);
@@ -374,7 +374,7 @@ static void mt_release(void *h, tc_str id)
 		return;
 	}
 	w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
-	if (w && (uint32_t)(w >> DL_BITS) == (uint32_t)getpid()
+	if (w && (uint32_t)(w >> DL_BITS) == (uint32_t)tc_getpid()
 	    && __atomic_compare_exchange_n(&s->word, &w, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 		wake(s);
 	}
@@ -385,7 +385,7 @@ static void mt_wait(void *h, tc_str id, double max_s)
 	tc_lease_tab *t = h;
 	tc_lease_slot *s = slot_of(t, id, 0);
 	uint64_t until = now_ms() + (uint64_t)(max_s * 1000), now;
-	uint32_t me = (uint32_t)getpid();
+	uint32_t me = (uint32_t)tc_getpid();
 
 	if (!s) {
 		return;
@@ -484,11 +484,11 @@ const char *tc_lease_token(size_t *len)
 	static TC_TLS size_t tlen;
 	static TC_TLS pid_t owner;
 
-	if (owner != getpid()) {
+	if (owner != tc_getpid()) {
 		char host[64] = "";
 		uint64_t r = tc_random64();
 
-		owner = getpid();
+		owner = tc_getpid();
 		gethostname(host, sizeof(host) - 1);
 		host[sizeof(host) - 1] = '\0';
 		r ^= (uint64_t)(uintptr_t)&tlen;  /* apart per thread */
@@ -517,7 +517,7 @@ static TC_TLS size_t nheld, capheld;
 static held_lease *held_find(const tc_lease *l, tc_str id)
 {
 	size_t i;
-	pid_t me = getpid();
+	pid_t me = tc_getpid();
 
 	for (i = 0; i < nheld; i++) {
 		if (held[i].h == l->h && held[i].ops == l->ops && held[i].pid == me && held[i].len == id.len
@@ -569,7 +569,7 @@ static void held_add(const tc_lease *l, tc_str id)
 	e->owner = l->owner;
 	e->len = id.len;
 	e->taken_ms = now_ms();
-	e->pid = getpid();
+	e->pid = tc_getpid();
 	nheld++;
 }
 
@@ -646,7 +646,7 @@ void tc_lease_stats_zero(tc_stat_fn emit, void *ctx)
 static void release_where(const void *owner, int all)
 {
 	size_t i = 0;
-	pid_t me = getpid();
+	pid_t me = tc_getpid();
 
 	while (i < nheld) {
 		held_lease e = held[i];

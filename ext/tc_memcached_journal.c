@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "tc_memcached.h"
 #include "tc_twolevel.h"
+#include "tc_util.h"
 
 #define MJ_KEYMAX 250
 #define MJ_TTL (24 * 3600)
@@ -70,7 +71,7 @@ static uint64_t mj_epoch(tcm_state *st, tcm_conn *cn)
 			return 0;
 		}
 		clock_gettime(CLOCK_REALTIME, &ts);
-		snprintf(val, sizeof(val), "%d.%ld.%ld", (int)getpid(), (long)ts.tv_sec, (long)ts.tv_nsec);
+		snprintf(val, sizeof(val), "%d.%ld.%ld", (int)tc_getpid(), (long)ts.tv_sec, (long)ts.tv_nsec);
 		rc = memcached_add(cn->mc, key, kl, val, strlen(val), 0, 0);
 		if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTSTORED && rc != MEMCACHED_DATA_EXISTS) {
 			tcm_fail(st, cn, NULL, 0, rc, "journal epoch");

@@ -754,7 +754,7 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	/* KEYS: id index, registry, two working sets, the tags' keys */
 	args_key(&a, st, shard, 'i', NULL, 0);
 	args_key(&a, st, shard, 'T', NULL, 0);
-	snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
+	snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)tc_getpid(), ++st->tmp_seq, tcr_rand());
 	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
 	strcat(tmp, ".2");
 	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
@@ -946,7 +946,7 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 		args_init(&a, 2 * ntags + 9);
 		/* KEYS: id index, two working sets, the tags' keys */
 		args_key(&a, st, s, 'i', NULL, 0);
-		snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
+		snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)tc_getpid(), ++st->tmp_seq, tcr_rand());
 		args_key(&a, st, s, 'x', tmp, strlen(tmp));
 		strcat(tmp, ".2");
 		args_key(&a, st, s, 'x', tmp, strlen(tmp));
@@ -1068,7 +1068,7 @@ static int redis_tags(void *sp, tc_emit_fn emit, void *ctx)
 
 			lens[0] = tcr_key(st, s, 'T', NULL, 0, key, sizeof(key));
 			lens[1] = tcr_key(st, s, 'i', NULL, 0, ik, sizeof(ik));
-			snprintf(H, sizeof(H), "%ld.%lu.%u", (long)getpid(), ++st->tmp_seq, tcr_rand());
+			snprintf(H, sizeof(H), "%ld.%lu.%u", (long)tc_getpid(), ++st->tmp_seq, tcr_rand());
 			lens[2] = tcr_key(st, s, 'x', H, strlen(H), tmp, sizeof(tmp));
 			lens[3] = (size_t)i64s(ns, now_s());
 			lens[4] = (size_t)i64s(os, off);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "tc_redis.h"
 #include "tc_twolevel.h"
+#include "tc_util.h"
 
 /* On every journaled write's path: written by hand, not snprintf (which
  * took half of rj_arm's instructions, a sixth of a TwoLevel save's). */
@@ -72,7 +73,7 @@ static size_t new_epoch(char *buf, size_t cap)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	w = hex32(w, tcr_rand());
 	w = hex32(w, tcr_rand());
-	w = hex32(w, (uint32_t)getpid());
+	w = hex32(w, (uint32_t)tc_getpid());
 	w = hex32(w, (uint32_t)ts.tv_nsec);
 	*w = '\0';
 	return (size_t)(w - buf);

@@ -55,8 +55,8 @@ static double draw(void)
 	static uint64_t x;
 	static pid_t owner;
 
-	if (owner != getpid()) {
-		owner = getpid();
+	if (owner != tc_getpid()) {
+		owner = tc_getpid();
 		x = (uint64_t)time(NULL) * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)owner << 32 ^ (uint64_t)(uintptr_t)&x;
 		x |= 1;
 	}

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "tc_hash.h"
 #include "tc_twolevel.h"
+#include "tc_util.h"
 #include "tc_lease.h"
 
 #define TL_PENDING 64
@@ -272,7 +273,7 @@ static uint64_t save_word(tc_tl_node *n)
 {
 	uint64_t nonce = ADD(n->nonce, 1) & ((UINT64_C(1) << 40) - 1);
 
-	return (nonce << 24) | ((uint64_t)getpid() & (WORD_PID >> 1));
+	return (nonce << 24) | ((uint64_t)tc_getpid() & (WORD_PID >> 1));
 }
 
 /* A pending mark (WORD_PENDING) never matches: its pid field differs from
@@ -496,7 +497,7 @@ static void tomb_emit(void *cp, const char *p, size_t len)
 			/* the copy of W is gone: until the slow clean is done and the
 			 * tombstone put, a read of the id on this node is a miss
 			 * rather than a slow read (TECHNOTES, "Tombstones") */
-			uint64_t want = w, pw = (w & ~(uint64_t)WORD_PID) | TOMB_PROV | ((uint64_t)getpid() & (TOMB_KEEP - 1));
+			uint64_t want = w, pw = (w & ~(uint64_t)WORD_PID) | TOMB_PROV | ((uint64_t)tc_getpid() & (TOMB_KEEP - 1));
 
 			w = __atomic_compare_exchange_n(&mk->nonce, &want, pw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? pw : 0;
 		}

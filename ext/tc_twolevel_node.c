@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "tc_twolevel.h"
+#include "tc_util.h"
 
 #define TC_TL_MAGIC UINT64_C(0x324c564c4f575454) /* "TTWOLVL2": with node_id and the marks */
 #define TC_TL_PAGE 4096
@@ -78,13 +79,13 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 			break;
 		}
 	}
-	if (m && m->pid != getpid()) {
+	if (m && m->pid != tc_getpid()) {
 		/* a forked child: its own descriptor, so flock() excludes the parent */
 		fd = open_fd(path, m->mode);
 		if (fd >= 0) {
 			close(m->fd);
 			m->fd = fd;
-			m->pid = getpid();
+			m->pid = tc_getpid();
 		}
 	}
 	if (!m) {
@@ -116,7 +117,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 		m->nmarks = nmarks;
 		m->fd = fd;
 		m->mode = mode;
-		m->pid = getpid();
+		m->pid = tc_getpid();
 		m->next = maps;
 		maps = m;
 	}
@@ -156,7 +157,7 @@ int tc_tl_node_trylock(tc_tl_nodeh *h)
 {
 	tl_map *m = h->map;
 
-	if (m->pid != getpid()) {
+	if (m->pid != tc_getpid()) {
 		int fd = open_fd(m->path, m->mode);
 
 		if (fd < 0) {
@@ -164,7 +165,7 @@ int tc_tl_node_trylock(tc_tl_nodeh *h)
 		}
 		close(m->fd);
 		m->fd = fd;
-		m->pid = getpid();
+		m->pid = tc_getpid();
 	}
 	return flock(m->fd, LOCK_EX | LOCK_NB) == 0;
 }

@@ -346,8 +346,11 @@ void tc_stripe_init(void)
 	}
 }
 
+pid_t tc_pid_cached;
+
 void tc_util_atfork_child(void)
 {
+	__atomic_store_n(&tc_pid_cached, 0, __ATOMIC_RELAXED);   /* tc_getpid() reads it again */
 	pick_stripe();
 }
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/types.h>
 #include "tc_backend.h"
 #include "tc_sync.h"
 
@@ -79,6 +81,22 @@ typedef struct {
 } tc_stripe;
 
 extern unsigned tc_stripe_no;  /* this process's stripe */
+/* This process's pid without a system call (getpid() is one: about 1 us on
+ * a paravirtualised VM, and a point where a task past its slice is
+ * preempted). Read once, and again in a forked child through
+ * tc_util_atfork_child(); for hot paths (a clean's tombstones, a save's
+ * mark word), not for code that a child made by a raw clone() could run. */
+extern pid_t tc_pid_cached;
+static inline pid_t tc_getpid(void)
+{
+	pid_t p = __atomic_load_n(&tc_pid_cached, __ATOMIC_RELAXED);
+
+	if (!p) {
+		p = getpid();
+		__atomic_store_n(&tc_pid_cached, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
 /* Picks this process's stripe, and again in every forked child. */
 void tc_stripe_init(void);
 /* The shared primitives' fork hook (in the child): called by the module's

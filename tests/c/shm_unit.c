@@ -1174,6 +1174,29 @@ static int fork_worker(void *st, int k, int nops)
 	return bad ? 1 : 0;
 }
 
+/* tc_getpid(): the cached pid is this process's, in the parent and, through
+ * the fork hook, in a child forked after it was read */
+static void test_getpid_cache(void)
+{
+	pid_t pid, me = getpid();
+	int status = 0;
+
+	u_begin("tc_getpid: the cached pid follows fork");
+	EXPECT(tc_getpid() == me, "parent: tc_getpid %ld, getpid %ld", (long)tc_getpid(), (long)me);
+	pid = fork();
+	if (pid == 0) {
+		alarm(30);
+		_exit(tc_getpid() == getpid() && tc_getpid() != me ? 0 : 1);
+	}
+	EXPECT(pid > 0, "fork failed");
+	if (pid > 0) {
+		EXPECT(wait_child(pid, &status) == 0, "child did not finish in time (killed)");
+		EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: tc_getpid is not the child's pid");
+	}
+	EXPECT(tc_getpid() == me, "parent after fork: tc_getpid %ld, getpid %ld", (long)tc_getpid(), (long)me);
+	u_end();
+}
+
 static void test_fork(void)
 {
 	pid_t pids[4];
@@ -1864,6 +1887,7 @@ int main(int argc, char **argv)
 	          model_ops, base_seed);
 	model_run("model: random operations, 64 slots (slot-table eviction)", "model-slots", 2 << 20, 64,
 	          model_ops / 2, base_seed + 1);
+	test_getpid_cache();
 	test_fork();
 	test_crash();
 	test_corruption();
