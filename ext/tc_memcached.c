@@ -351,22 +351,38 @@ static int64_t now_s(void)
 	return tc_now();
 }
 
+/* A fresh 64-bit version: splitmix64 over a per-process state seeded from
+ * getrandom() once, and again in a forked child (tc_getpid() changes), so
+ * that a clean costs no system call per version (it took three: the tag's
+ * version, the log record, the trim draw) while two processes still never
+ * share a sequence. */
 static uint64_t new_version(void)
 {
-	uint64_t v = 0;
-	static uint64_t ctr;
+	static uint64_t state;
+	static pid_t seeded;
+	uint64_t z;
 
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
-		struct timespec ts;
-		uint64_t seed[3];
+	if (seeded != tc_getpid()) {
+		uint64_t v = 0;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		seed[0] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-		seed[1] = (uint64_t)getpid();
-		seed[2] = ++ctr;
-		v = tc_hash(seed, sizeof(seed), 0x76657273);
+		if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+			struct timespec ts;
+			uint64_t seed[3];
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			seed[0] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			seed[1] = (uint64_t)tc_getpid();
+			seed[2] = state;
+			v = tc_hash(seed, sizeof(seed), 0x76657273);
+		}
+		state ^= v;
+		seeded = tc_getpid();
 	}
-	return v ? v : 1;
+	z = (state += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	z ^= z >> 31;
+	return z ? z : 1;
 }
 
 static int parse_version(const char *p, size_t n, uint64_t *v)
