@@ -375,10 +375,10 @@ static uint64_t new_version(void)
 			seed[2] = state;
 			v = tc_hash(seed, sizeof(seed), 0x76657273);
 		}
-		state ^= v;
+		__atomic_xor_fetch(&state, v, __ATOMIC_RELAXED);
 		seeded = tc_getpid();
 	}
-	z = (state += UINT64_C(0x9e3779b97f4a7c15));
+	z = __atomic_add_fetch(&state, UINT64_C(0x9e3779b97f4a7c15), __ATOMIC_RELAXED);   /* threads (ZTS) draw apart */
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
 	z ^= z >> 31;
