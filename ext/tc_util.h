@@ -85,7 +85,8 @@ extern unsigned tc_stripe_no;  /* this process's stripe */
  * a paravirtualised VM, and a point where a task past its slice is
  * preempted). Read once, and again in a forked child through
  * tc_util_atfork_child(); for hot paths (a clean's tombstones, a save's
- * mark word), not for code that a child made by a raw clone() could run. */
+ * mark word, TwoLevel's try-lock that reads call while a sync is due),
+ * not for code that a child made by a raw clone() could run. */
 extern pid_t tc_pid_cached;
 static inline pid_t tc_getpid(void)
 {
