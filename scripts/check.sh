@@ -69,9 +69,20 @@ lap "setup (apt)"
 RUN=$(mktemp -d /tmp/tagcache-check.XXXXXX)
 # the servers running before the tests (a system redis or memcached, other runs)
 pgrep -x 'redis-server|redis-sentinel|memcached' 2>/dev/null > "$RUN/servers-before"
+# kill returns before the server has exited: a redis-server still writing
+# its log (or a memcached its pid file) into $RUN made rm -rf fail with
+# "Directory not empty"; wait (at most 5 s) until each is gone first
 cleanup() {
-	[ -f "$RUN/redis.pid" ] && kill "$(cat "$RUN/redis.pid")" 2>/dev/null
-	[ -f "$RUN/memcached.pid" ] && kill "$(cat "$RUN/memcached.pid")" 2>/dev/null
+	local f pid
+	for f in "$RUN/redis.pid" "$RUN/memcached.pid"; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f")
+		kill "$pid" 2>/dev/null || continue
+		for _ in $(seq 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+	done
 	rm -rf "$RUN"
 }
 trap cleanup EXIT
