@@ -116,7 +116,7 @@ final class Runner
         $spec = [
             'ctx' => $this->ctx->toArray(), 'backend' => $backend, 'data_dir' => $this->data->dir,
             'params' => $this->data->params, 'ops' => $opsLimit, 'refill' => $this->refill,
-            'clean_trace' => $this->cleanTrace, 'run' => $run,
+            'clean_trace' => $run === 0 ? null : $this->cleanTrace, 'run' => $run,   // run 0: the warm-up
         ];
         try {
             if ($mode === 'fpm') {
