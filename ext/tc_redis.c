@@ -256,7 +256,19 @@ static int64_t now_s(void)
 
 static int i64s(char *buf, int64_t v)
 {
-	return snprintf(buf, 24, "%lld", (long long)v);
+	return (int)tc_dec64(buf, v);
+}
+
+/* A working set's name: pid.seq.random (unique to this call), by hand. */
+static size_t tmp_name(tcr_state *st, char *buf)
+{
+	size_t n = tc_dec64(buf, (int64_t)tc_getpid());
+
+	buf[n++] = '.';
+	n += tc_dec64(buf + n, (int64_t)++st->tmp_seq);
+	buf[n++] = '.';
+	n += tc_dec64(buf + n, (int64_t)tcr_rand());
+	return n;
 }
 
 /* A reply we keep while calling back into PHP (which may bail out): the
@@ -754,7 +766,7 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	/* KEYS: id index, registry, two working sets, the tags' keys */
 	args_key(&a, st, shard, 'i', NULL, 0);
 	args_key(&a, st, shard, 'T', NULL, 0);
-	snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)tc_getpid(), ++st->tmp_seq, tcr_rand());
+	tmp_name(st, tmp);
 	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
 	strcat(tmp, ".2");
 	args_key(&a, st, shard, 'x', tmp, strlen(tmp));
@@ -946,7 +958,7 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 		args_init(&a, 2 * ntags + 9);
 		/* KEYS: id index, two working sets, the tags' keys */
 		args_key(&a, st, s, 'i', NULL, 0);
-		snprintf(tmp, sizeof(tmp), "%ld.%lu.%u", (long)tc_getpid(), ++st->tmp_seq, tcr_rand());
+		tmp_name(st, tmp);
 		args_key(&a, st, s, 'x', tmp, strlen(tmp));
 		strcat(tmp, ".2");
 		args_key(&a, st, s, 'x', tmp, strlen(tmp));
@@ -1068,7 +1080,7 @@ static int redis_tags(void *sp, tc_emit_fn emit, void *ctx)
 
 			lens[0] = tcr_key(st, s, 'T', NULL, 0, key, sizeof(key));
 			lens[1] = tcr_key(st, s, 'i', NULL, 0, ik, sizeof(ik));
-			snprintf(H, sizeof(H), "%ld.%lu.%u", (long)tc_getpid(), ++st->tmp_seq, tcr_rand());
+			tmp_name(st, H);
 			lens[2] = tcr_key(st, s, 'x', H, strlen(H), tmp, sizeof(tmp));
 			lens[3] = (size_t)i64s(ns, now_s());
 			lens[4] = (size_t)i64s(os, off);

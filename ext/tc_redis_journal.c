@@ -38,26 +38,6 @@ static char *hex32(char *w, uint32_t v)
 	return w + 8;
 }
 
-/* v's decimal digits and a NUL; their number */
-static size_t dec64(char *buf, int64_t v)
-{
-	char tmp[24], *t = tmp + sizeof(tmp);
-	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	size_t n;
-
-	do {
-		*--t = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0) {
-		*--t = '-';
-	}
-	n = (size_t)(tmp + sizeof(tmp) - t);
-	memcpy(buf, t, n);
-	buf[n] = '\0';
-	return n;
-}
-
 /* 32 hex digits: two random words, the pid, the wall clock's ns (a new
  * candidate every call: a journal recreated after a flush must not get the
  * epoch it had) */
@@ -126,7 +106,7 @@ static int rj_append(void *sp, tc_str rec, int64_t keep)
 		return TC_ERR;
 	}
 	el = new_epoch(ep, sizeof(ep));
-	kl = dec64(kb, keep);
+	kl = tc_dec64(kb, keep);
 	r = run(st, TCR_LUA_JAPPEND, &k, rec.p, rec.len, ep, el, kb, kl);
 	if (!r) {
 		return TC_ERR;
@@ -210,7 +190,7 @@ static int rj_arm(void *sp, const tc_str *rec, int64_t keep, int *done)
 		return TC_ERR;
 	}
 	k->elen = new_epoch(k->epoch, sizeof(k->epoch));
-	k->kplen = dec64(k->keep, keep);
+	k->kplen = tc_dec64(k->keep, keep);
 	k->rec = *rec;
 	k->done = done;
 	st->jarm = k;

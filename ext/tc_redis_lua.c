@@ -66,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tc_redis.h"
+#include "tc_util.h"
 
 /* ----------------------------------------------------------------- sha1 */
 
@@ -907,7 +908,7 @@ redisReply *tcr_eval(tcr_state *st, int shard, int script, int read, int nkeys, 
 		tcr_fail(st, "out of memory");
 		return NULL;
 	}
-	snprintf(nk, sizeof(nk), "%d", nkeys);
+	tc_dec64(nk, nkeys);
 	av[0] = "EVALSHA";
 	al[0] = 7;
 	av[1] = scripts[script].sha;

@@ -168,6 +168,25 @@ unsigned char *tc_copy(const void *p, size_t n)
 	return c;
 }
 
+size_t tc_dec64(char *buf, int64_t v)
+{
+	char tmp[24], *t = tmp + sizeof(tmp);
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	size_t n;
+
+	do {
+		*--t = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0) {
+		*--t = '-';
+	}
+	n = (size_t)(tmp + sizeof(tmp) - t);
+	memcpy(buf, t, n);
+	buf[n] = '\0';
+	return n;
+}
+
 int tc_verify_nolock(tc_emit_fn emit, void *ctx)
 {
 	const char *msg = "the write lock could not be taken";
