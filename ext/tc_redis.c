@@ -254,11 +254,6 @@ static int64_t now_s(void)
 	return (int64_t)ts.tv_sec;
 }
 
-static int i64s(char *buf, int64_t v)
-{
-	return (int)tc_dec64(buf, v);
-}
-
 /* A working set's name: pid.seq.random (unique to this call), by hand. */
 static size_t tmp_name(tcr_state *st, char *buf)
 {
@@ -477,9 +472,9 @@ static int load_rec(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, v
 			argv[3] = id.p;
 			lens[3] = id.len;
 			argv[4] = ns;
-			lens[4] = (size_t)i64s(ns, now);
+			lens[4] = tc_dec64(ns, now);
 			argv[5] = gs;
-			lens[5] = (size_t)i64s(gs, st->cfg.grace);
+			lens[5] = tc_dec64(gs, st->cfg.grace);
 			argv[6] = on_replica && read ? "1" : "0";
 			lens[6] = 1;
 			r = tcr_eval(st, shard, TCR_LUA_LOADV, read, 2, 7, argv, lens);
@@ -634,9 +629,9 @@ static int redis_save(void *sp, tc_str id, tc_str data, const tc_str *tags, size
 	args_add(&a, H, hl);
 	args_add(&a, id.p, id.len);
 	args_add(&a, rec, reclen);
-	args_add(&a, es, (size_t)i64s(es, (int64_t)score));   /* an integer below 2^53 */
-	args_add(&a, ns, (size_t)i64s(ns, now));
-	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
+	args_add(&a, es, tc_dec64(es, (int64_t)score));   /* an integer below 2^53 */
+	args_add(&a, ns, tc_dec64(ns, now));
+	args_add(&a, gs, tc_dec64(gs, st->cfg.grace));
 	/* the short path keeps links as they are: not when the server may have
 	 * evicted one of them (a full save puts them back) */
 	args_add(&a, evict ? "0" : "1", 1);
@@ -711,9 +706,9 @@ static int redis_remove(void *sp, tc_str id)
 	op_begin(st);
 	entry_args(st, shard, id, &k, argv, lens);
 	argv[5] = ns;
-	lens[5] = (size_t)i64s(ns, now_s());
+	lens[5] = tc_dec64(ns, now_s());
 	argv[6] = gs;
-	lens[6] = (size_t)i64s(gs, st->cfg.grace);
+	lens[6] = tc_dec64(gs, st->cfg.grace);
 	if (st->jarm) {
 		/* KEYS entry, id index, registry, the journal's 3; ARGV H, id,
 		 * now, grace, the journal's 3 */
@@ -778,9 +773,9 @@ static int clean_shard(tcr_state *st, int shard, const char *mode, const tc_str 
 	}
 	args_add(&a, H, tcr_shard_prefix(st, shard, H, sizeof(H)));
 	args_add(&a, mode, strlen(mode));
-	args_add(&a, ns, (size_t)i64s(ns, now_s()));
-	args_add(&a, gs, (size_t)i64s(gs, st->cfg.grace));
-	args_add(&a, cs, (size_t)i64s(cs, chunk_of(st)));
+	args_add(&a, ns, tc_dec64(ns, now_s()));
+	args_add(&a, gs, tc_dec64(gs, st->cfg.grace));
+	args_add(&a, cs, tc_dec64(cs, chunk_of(st)));
 	phase = a.n;
 	args_add(&a, "0", 1);
 	for (i = 0; i < ntags; i++) {
@@ -838,19 +833,19 @@ static int gc_tags(tcr_state *st, int shard)
 	argv[2] = H;
 	lens[2] = tcr_shard_prefix(st, shard, H, sizeof(H));
 	argv[3] = ns;
-	lens[3] = (size_t)i64s(ns, now_s());
+	lens[3] = tc_dec64(ns, now_s());
 	argv[4] = gs;
-	lens[4] = (size_t)i64s(gs, st->cfg.grace);
+	lens[4] = tc_dec64(gs, st->cfg.grace);
 	argv[6] = "200";
 	lens[6] = 3;
 	argv[7] = cs;
-	lens[7] = (size_t)i64s(cs, chunk_of(st));
+	lens[7] = tc_dec64(cs, chunk_of(st));
 	for (loops = 0; loops < LOOPS_MAX; loops++) {
 		redisReply *r;
 		long long seen, kept;
 
 		argv[5] = os;
-		lens[5] = (size_t)i64s(os, off);
+		lens[5] = tc_dec64(os, off);
 		r = tcr_eval(st, shard, TCR_LUA_GCTAGS, 0, 2, 8, argv, lens);
 		if (!r) {
 			return TC_ERR;
@@ -967,10 +962,10 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 		}
 		args_add(&a, H, tcr_shard_prefix(st, s, H, sizeof(H)));
 		args_add(&a, m, strlen(m));
-		args_add(&a, ns, (size_t)i64s(ns, now_s()));
+		args_add(&a, ns, tc_dec64(ns, now_s()));
 		offi = a.n;
 		args_add(&a, os, 0);
-		args_add(&a, cs, (size_t)i64s(cs, PAGE));
+		args_add(&a, cs, tc_dec64(cs, PAGE));
 		for (i = 0; i < ntags; i++) {
 			args_add(&a, tags[i].p, tags[i].len);
 		}
@@ -982,7 +977,7 @@ static int redis_ids(void *sp, tc_ids_mode mode, const tc_str *tags, size_t ntag
 			redisReply *r;
 			size_t k, n;
 
-			a.l[offi] = (size_t)i64s(os, off);
+			a.l[offi] = tc_dec64(os, off);
 			r = tcr_eval(st, s, TCR_LUA_IDS, 0, (int)(3 + ntags), a.n, a.v, a.l);
 			if (!r) {
 				ret = TC_ERR;
@@ -1082,8 +1077,8 @@ static int redis_tags(void *sp, tc_emit_fn emit, void *ctx)
 			lens[1] = tcr_key(st, s, 'i', NULL, 0, ik, sizeof(ik));
 			tmp_name(st, H);
 			lens[2] = tcr_key(st, s, 'x', H, strlen(H), tmp, sizeof(tmp));
-			lens[3] = (size_t)i64s(ns, now_s());
-			lens[4] = (size_t)i64s(os, off);
+			lens[3] = tc_dec64(ns, now_s());
+			lens[4] = tc_dec64(os, off);
 			lens[5] = 4;
 			lens[6] = tcr_shard_prefix(st, s, H, sizeof(H));
 			r = tcr_eval(st, s, TCR_LUA_TAGS, 0, 3, 7, argv, lens);
@@ -1232,11 +1227,11 @@ static int set_expire(tcr_state *st, tc_str id, int64_t extra, int force)
 	op_begin(st);
 	entry_args(st, shard, id, &k, argv, lens);
 	argv[5] = xs;
-	lens[5] = (size_t)i64s(xs, extra);
+	lens[5] = tc_dec64(xs, extra);
 	argv[6] = ns;
-	lens[6] = (size_t)i64s(ns, now_s());
+	lens[6] = tc_dec64(ns, now_s());
 	argv[7] = gs;
-	lens[7] = (size_t)i64s(gs, st->cfg.grace);
+	lens[7] = tc_dec64(gs, st->cfg.grace);
 	argv[8] = force ? "1" : "0";
 	lens[8] = 1;
 	r = tcr_eval(st, shard, TCR_LUA_TOUCH, 0, 3, 9, argv, lens);
@@ -1370,9 +1365,9 @@ static int verify_batch(tcr_state *st, int shard, redisReply **ids, size_t n, tc
 	argv[2] = H;
 	lens[2] = tcr_shard_prefix(st, shard, H, sizeof(H));
 	argv[3] = ns;
-	lens[3] = (size_t)i64s(ns, now_s());
+	lens[3] = tc_dec64(ns, now_s());
 	argv[4] = gs;
-	lens[4] = (size_t)i64s(gs, st->cfg.grace);
+	lens[4] = tc_dec64(gs, st->cfg.grace);
 	for (i = 0; i < n; i++) {
 		argv[5 + i] = ids[i]->str + lens[2] + 2;
 		lens[5 + i] = ids[i]->len - lens[2] - 2;

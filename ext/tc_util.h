@@ -145,10 +145,6 @@ int tc_sbuf_done(tc_sbuf *b, int failed, tc_emit_fn emit, void *ctx);
  * NULL when out of memory) ... */
 unsigned char *tc_copy(const void *p, size_t n);
 
-/* v's decimal digits and a NUL at buf (24 bytes are always enough); their
- * number. By hand: on the path of every Redis save and clean (several
- * numbers each), where snprintf() cost 600 to 1,000 instructions a call. */
-size_t tc_dec64(char *buf, int64_t v);
 /* ... and reaches the caller's buffer after the unlock. Frees the copy;
  * TC_ERR when there is none or alloc() fails. Inline: as a call, it made
  * GCC copy the load functions' stack arguments on their fast path too. */
@@ -167,6 +163,11 @@ static inline int tc_copy_out(unsigned char *copy, size_t n, tc_alloc_fn alloc, 
 	*len = n;
 	return TC_OK;
 }
+
+/* v's decimal digits and a NUL at buf (24 bytes are always enough); their
+ * number. By hand: on the path of every Redis save and clean (several
+ * numbers each), where snprintf() cost 600 to 1,000 instructions a call. */
+size_t tc_dec64(char *buf, int64_t v);
 
 /* verify() when the write lock could not be taken: says so, TC_ERR. */
 int tc_verify_nolock(tc_emit_fn emit, void *ctx);
