@@ -17,15 +17,20 @@
  * version: an integer below 2^53, exact in a double, and kept as an integer
  * by Redis (a fractional score in a small sorted set is a string that every
  * ZADD parses again: 9x slower). It is stored in the record, the id index
- * and every tag link. The id index is exact; a link is valid only when its
- * score is the id's score in the index. So a clean deletes its entries and
- * their index members (two variadic calls) and leaves their links in other
- * tags behind: they no longer match and never count (listings and cleans
- * keep only matching links: ZINTERSTORE tag, index WEIGHTS 1 -1 = 0). Such
- * stale links go when their score expires (every link of a finite entry
- * does) and the links of dropped forever entries are removed at once. A
+ * and every tag link. Every entry is in the id index with its score; a
+ * link is valid only when its score is the id's score in the index.
+ * Cleans and listings keep only valid links (ZINTERSTORE tag, index
+ * WEIGHTS 1 -1 = 0). A clean deletes its entries and leaves their links in
+ * other tags behind; a save of the id with a new score makes them stale.
+ * Stale links go when their score expires (every link of a finite entry
+ * does), and the links of dropped forever entries are removed at once. A
  * save or a remove unlinks an entry's former tags eagerly (rare, and it
- * keeps a re-saved id from being listed under a tag it lost).
+ * keeps a re-saved id from being listed under a tag it lost). A clean of
+ * one tag that fits in one call also leaves its finite ids in the id index
+ * (their ZREM was a third of its server time): until the id is saved
+ * again or removed, or its score expires, such a *dead* id keeps valid
+ * links, so listings drop the ids whose record is gone (alive()), and a
+ * later clean deletes its absent record once more, harmlessly.
  *
  * Index keys (t:, i, T) expire with their longest-lived member: a key's
  * TTL is kept at least max(expire - now, 0) + grace + 5 (plus a slack of
@@ -165,8 +170,9 @@ static void sha1_hex(const char *s, size_t len, char out[41])
  * of entries (xttl, from the real expire) and of index keys (ttl_for,
  * ittl, slack, from a score), a score's expiry bucket, adding and
  * unlinking a member with the key's TTL kept right (add, settle, unlink),
- * the valid links of a tag (valid), the ids of a page that may have expired
- * inside their bucket (unsure), and the removal of entries (drop).
+ * the valid links of a tag (valid), the ids of a page whose entry exists
+ * and has not expired inside its bucket (alive), and the removal of
+ * entries (drop).
  */
 static const char lua_prelude[] =
 "local S = 65536\n"
@@ -267,35 +273,40 @@ static const char lua_prelude[] =
 "  redis.call('ZREMRANGEBYSCORE', dst, '(0', '+inf')\n"
 "  redis.call('ZREMRANGEBYSCORE', dst, '-inf', '(0')\n"
 "end\n"
-"local function unsure(H, key, page, off, now)\n"
+"local function alive(H, key, page, off, now)\n"
 "  local k = redis.call('ZCOUNT', key, n2s(now * S), '(' .. n2s((now + 61) * S))\n"
-"  if off >= k then return page end\n"
 "  local out = {}\n"
 "  for i, id in ipairs(page) do\n"
-"    local keep = true\n"
+"    local keep\n"
 "    if off + i <= k then\n"
 "      local xs = redis.call('GETRANGE', H .. 'e:' .. id, 26, 33)\n"
 "      keep = #xs == 8 and struct.unpack('<d', xs, 1) >= now\n"
+"    else\n"
+"      keep = redis.call('EXISTS', H .. 'e:' .. id) == 1\n"
 "    end\n"
 "    if keep then out[#out + 1] = id end\n"
 "  end\n"
 "  return out\n"
 "end\n"
-"local function drop(H, ik, ids, now, grace)\n"
+"local function drop(H, ik, ids, now, grace, dead)\n"
 "  if #ids == 0 then return 0 end\n"
-"  local keys, forever = {}, {}\n"
+"  local keys, forever, gone = {}, {}, ids\n"
 "  local sc = {}\n"
+"  if dead then gone = {} end\n"
 "  if redis.call('ZCOUNT', ik, n2s(NEVER), '+inf') > 0 then sc = redis.call('ZMSCORE', ik, unpack(ids)) end\n"
 "  for i = 1, #ids do\n"
 "    keys[i] = H .. 'e:' .. ids[i]\n"
 "    if sc[i] and tonumber(sc[i]) >= NEVER then\n"
 "      local e, m, tags = hdr(keys[i])\n"
 "      if tags then forever[#forever + 1] = {ids[i], tags} end\n"
+"      if dead then gone[#gone + 1] = ids[i] end\n"
 "    end\n"
 "  end\n"
 "  local n = redis.call('DEL', unpack(keys))\n"
-"  redis.call('ZREM', ik, unpack(ids))\n"
-"  if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  if #gone > 0 then\n"
+"    redis.call('ZREM', ik, unpack(gone))\n"
+"    if redis.call('EXISTS', ik) == 0 then redis.call('ZREM', H .. 'T', '') end\n"
+"  end\n"
 "  for _, f in ipairs(forever) do\n"
 "    for _, t in ipairs(f[2]) do unlink(H .. 't:' .. t, f[1], H .. 'T', t, now, grace) end\n"
 "  end\n"
@@ -419,8 +430,11 @@ static const char lua_remove[] =
  * ARGV: H, mode, now, grace, chunk, phase, tags...
  * mode: any | all | not (the ids validly linked to the tags, gathered in the
  * working set on phase 0), old, flush. Drops at most chunk entries; returns
- * what is left to do (0: done). A clean of one tag with few entries is one
- * call; its tag keys are unlinked whole.
+ * what is left to do (0: done). A clean of one tag with fewer than chunk
+ * entries is one call: its tag key is unlinked whole, and its finite ids
+ * stay in the id index as dead ids (see the top of this file). The cleans
+ * of several calls remove their ids from the index, since their last call
+ * tells a tag key is empty by its valid links.
  */
 static const char lua_clean[] =
 "local H, mode = ARGV[1], ARGV[2]\n"
@@ -461,7 +475,7 @@ static const char lua_clean[] =
 "      redis.call('ZINTERSTORE', tmp, 2, tk, ik, 'WEIGHTS', 1, -1)\n"
 "      local ids = redis.call('ZRANGEBYSCORE', tmp, 0, 0)\n"
 "      redis.call('DEL', tmp)\n"
-"      drop(H, ik, ids, now, grace)\n"
+"      drop(H, ik, ids, now, grace, true)\n"
 "      redis.call('UNLINK', tk)\n"
 "      redis.call('ZREM', rk, ARGV[7])\n"
 "      return 0\n"
@@ -515,7 +529,7 @@ static const char lua_ids[] =
 "local H = ARGV[1]\n"
 "local function out(key, page)\n"
 "  local raw = #page\n"
-"  page = unsure(H, key, page, off, now)\n"
+"  page = alive(H, key, page, off, now)\n"
 "  page[#page + 1] = raw\n"
 "  return page\n"
 "end\n"
@@ -659,7 +673,8 @@ static const char lua_gctags[] =
 
 /*
  * KEYS: registry, id index, working set; ARGV: now, offset, count, H.
- * One page of the registry: {names read, the names with a valid link}.
+ * One page of the registry: {names read, the names with a valid link to
+ * an entry that exists (not to a dead id)}.
  */
 static const char lua_tags[] =
 "local rk, ik, tmp = KEYS[1], KEYS[2], KEYS[3]\n"
@@ -673,14 +688,22 @@ static const char lua_tags[] =
 "    local live = false\n"
 "    for j = 1, #top, 2 do\n"
 "      local s = redis.call('ZSCORE', ik, top[j])\n"
-"      if s and tonumber(s) == tonumber(top[j + 1]) then\n"
+"      if s and tonumber(s) == tonumber(top[j + 1]) and redis.call('EXISTS', H .. 'e:' .. top[j]) == 1 then\n"
 "        live = true\n"
 "        break\n"
 "      end\n"
 "    end\n"
 "    if not live and #top == 16 then\n"
 "      valid(tk, ik, tmp)\n"
-"      live = redis.call('ZCARD', tmp) > 0\n"
+"      local at = 0\n"
+"      while not live do\n"
+"        local ids = redis.call('ZRANGE', tmp, at, at + 99)\n"
+"        if #ids == 0 then break end\n"
+"        for _, id in ipairs(ids) do\n"
+"          if redis.call('EXISTS', H .. 'e:' .. id) == 1 then live = true break end\n"
+"        end\n"
+"        at = at + 100\n"
+"      end\n"
 "      redis.call('DEL', tmp)\n"
 "    end\n"
 "    if live then out[#out + 1] = t end\n"

@@ -1,5 +1,5 @@
 --TEST--
-Expiry buckets: a save with the same tags inside its bucket keeps its score and writes no link; tag changes, cleans and touch() in between are seen; an entry expired inside its bucket is neither listed nor kept by clean('old')
+Expiry buckets: a save with the same tags inside its bucket keeps its score and writes no link; tag changes, cleans and touch() in between are seen; a dead id (left in the id index by a clean) is never listed; an entry expired inside its bucket is neither listed nor kept by clean('old')
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -64,7 +64,18 @@ echo "# cleaned, then saved again with fewer tags\n";
 $b->save('c1', 'c', ['T4', 'T5'], 3600);
 $b->clean('matchingAnyTag', ['T4']);
 tcr_same(false, $b->load('c'), 'cleaned by T4');
-tcr_check(zscore($port, 'tc:{0}t:T5', 'c') !== null, 'its link in T5 is left behind (stale)');
+tcr_check(zscore($port, 'tc:{0}t:T5', 'c') !== null, 'its link in T5 is left behind');
+tcr_check(zscore($port, 'tc:{0}i', 'c') !== null, 'and the one-call clean left it in the id index: a dead id');
+tcr_same([], $b->getIdsMatchingTags(['T5']), 'a dead id is not listed under its other tags');
+tcr_same([], $b->getIdsMatchingAnyTags(['T5', 'T4']), 'nor by getIdsMatchingAnyTags()');
+tcr_check(!in_array('c', $b->getIds(), true), 'nor by getIds()');
+tcr_check(!in_array('c', $b->getIdsNotMatchingTags(['T1']), true), 'nor by getIdsNotMatchingTags()');
+tcr_check(!in_array('T5', $b->getTags(), true), 'and its other tag is not listed by getTags()');
+tcr_same([], $b->verify(), 'verify() finds nothing wrong with a dead id');
+$b->save('f1', 'f', ['T7', 'T8'], null);
+$b->clean('matchingAnyTag', ['T7']);
+tcr_same(null, zscore($port, 'tc:{0}i', 'f'), 'a forever entry the one-call clean dropped leaves the id index');
+tcr_same(null, zscore($port, 'tc:{0}t:T8', 'f'), 'and its other links go with it');
 $b->save('c2', 'c', ['T4'], 3600);
 tcr_same([], $b->getIdsMatchingTags(['T5']), 'the stale link does not list it under T5');
 $b->clean('matchingAnyTag', ['T5']);
@@ -134,7 +145,16 @@ ok: listed under the new tag
 ok: a clean by the new tag reaches it
 # cleaned, then saved again with fewer tags
 ok: cleaned by T4
-ok: its link in T5 is left behind (stale)
+ok: its link in T5 is left behind
+ok: and the one-call clean left it in the id index: a dead id
+ok: a dead id is not listed under its other tags
+ok: nor by getIdsMatchingAnyTags()
+ok: nor by getIds()
+ok: nor by getIdsNotMatchingTags()
+ok: and its other tag is not listed by getTags()
+ok: verify() finds nothing wrong with a dead id
+ok: a forever entry the one-call clean dropped leaves the id index
+ok: and its other links go with it
 ok: the stale link does not list it under T5
 ok: and a clean by T5 leaves it alone
 # the bucket
