@@ -25,8 +25,8 @@
  * Stale links go when their score expires (every link of a finite entry
  * does), and the links of dropped forever entries are removed at once. A
  * save or a remove unlinks an entry's former tags eagerly (rare, and it
- * keeps a re-saved id from being listed under a tag it lost). A clean of
- * one tag that fits in one call also leaves its finite ids in the id index
+ * keeps a re-saved id from being listed under a tag it lost). A clean by
+ * tags that fits in one call also leaves its finite ids in the id index
  * (their ZREM was a third of its server time): until the id is saved
  * again or removed, or its score expires, such a *dead* id keeps valid
  * links, so listings drop the ids whose record is gone (alive()), and a
@@ -431,10 +431,11 @@ static const char lua_remove[] =
  * mode: any | all | not (the ids validly linked to the tags, gathered in the
  * working set on phase 0), old, flush. Drops at most chunk entries; returns
  * what is left to do (0: done). A clean of one tag with fewer than chunk
- * entries is one call: its tag key is unlinked whole, and its finite ids
- * stay in the id index as dead ids (see the top of this file). The cleans
- * of several calls remove their ids from the index, since their last call
- * tells a tag key is empty by its valid links.
+ * entries is one call, and its tag key is unlinked whole. A clean by tags
+ * (any, all) done in one call leaves its finite ids in the id index as
+ * dead ids (see the top of this file); a clean of several calls removes
+ * them, since its last call tells that a tag key is empty by its valid
+ * links, and so does 'not' (its ids come from the index itself).
  */
 static const char lua_clean[] =
 "local H, mode = ARGV[1], ARGV[2]\n"
@@ -498,7 +499,7 @@ static const char lua_clean[] =
 "  redis.call('EXPIRE', tmp, 600)\n"
 "end\n"
 "local ids = redis.call('ZRANGE', tmp, 0, chunk - 1)\n"
-"drop(H, ik, ids, now, grace)\n"
+"drop(H, ik, ids, now, grace, phase == '0' and mode ~= 'not' and #ids < chunk)\n"
 "if #ids > 0 then redis.call('ZREMRANGEBYRANK', tmp, 0, #ids - 1) end\n"
 "local left = redis.call('ZCARD', tmp)\n"
 "if left == 0 and mode == 'any' then\n"

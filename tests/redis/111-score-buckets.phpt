@@ -76,6 +76,19 @@ $b->save('f1', 'f', ['T7', 'T8'], null);
 $b->clean('matchingAnyTag', ['T7']);
 tcr_same(null, zscore($port, 'tc:{0}i', 'f'), 'a forever entry the one-call clean dropped leaves the id index');
 tcr_same(null, zscore($port, 'tc:{0}t:T8', 'f'), 'and its other links go with it');
+$b->save('g', 'g1', ['T9', 'T11'], 3600);
+$b->save('g', 'g2', ['T10', 'T11'], 3600);
+$b->clean('matchingAnyTag', ['T9', 'T10']);
+tcr_check(zscore($port, 'tc:{0}i', 'g1') !== null && zscore($port, 'tc:{0}i', 'g2') !== null, 'a clean by two tags done in one call leaves dead ids too');
+tcr_same([], $b->getIdsMatchingTags(['T11']), 'which are not listed either');
+$small = new TagCache\Redis(['server' => '127.0.0.1', 'port' => $port, 'remove_chunk_size' => 2]);
+foreach (['h1', 'h2', 'h3'] as $h) {
+    $b->save('h', $h, ['T12', 'T13'], 3600);
+}
+$small->clean('matchingAnyTag', ['T12']);
+tcr_same([null, null, null], [zscore($port, 'tc:{0}i', 'h1'), zscore($port, 'tc:{0}i', 'h2'), zscore($port, 'tc:{0}i', 'h3')], 'a clean of several calls removes its ids from the id index');
+tcr_same([false, false, false], [$b->load('h1'), $b->load('h2'), $b->load('h3')], 'and their records');
+tcr_same([], $b->getIdsMatchingAnyTags(['T12', 'T13']), 'none is listed');
 $b->save('c2', 'c', ['T4'], 3600);
 tcr_same([], $b->getIdsMatchingTags(['T5']), 'the stale link does not list it under T5');
 $b->clean('matchingAnyTag', ['T5']);
@@ -155,6 +168,11 @@ ok: and its other tag is not listed by getTags()
 ok: verify() finds nothing wrong with a dead id
 ok: a forever entry the one-call clean dropped leaves the id index
 ok: and its other links go with it
+ok: a clean by two tags done in one call leaves dead ids too
+ok: which are not listed either
+ok: a clean of several calls removes its ids from the id index
+ok: and their records
+ok: none is listed
 ok: the stale link does not list it under T5
 ok: and a clean by T5 leaves it alone
 # the bucket
