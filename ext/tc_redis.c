@@ -26,7 +26,7 @@
 #include "tc_lease.h"
 #include "tc_util.h"
 
-#define PAGE      10000   /* ids or tags per reply when listing */
+#define PAGE      2000    /* ids per reply when listing: each is checked (alive()), so a page is a few ms of the server */
 #define KEYBUF    (TC_OPT_STRMAX + TC_ID_MAX + 64)
 #define PREFIX_MAX 128
 #define LOOPS_MAX 1000000 /* bound on script calls of one clean */
