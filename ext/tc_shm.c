@@ -620,7 +620,7 @@ static int shm_save(void *st, tc_str id, tc_str data, const tc_str *tags, size_t
 		__atomic_store_n(&H->tick, (uint32_t)(H->version >> m->tick_shift), __ATOMIC_RELAXED);
 	}
 	e->expire = expire;
-	e->mtime = now;
+	e->mtime = s->save_mtime ? s->save_mtime : now;
 	e->klen = (uint32_t)id.len;
 	e->vlen = (uint32_t)data.len;
 	e->ntags = (uint32_t)ntags;
@@ -974,16 +974,18 @@ int tc_shm_clean_ids(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
 }
 
 int tc_shm_save_if(void *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags, int64_t expire,
-                   int (*cond)(void *ctx), void *ctx, char *err)
+                   int64_t mtime, int (*cond)(void *ctx), void *ctx, char *err)
 {
 	tc_shm *s = st;
 	int r;
 
 	s->save_if = cond;
 	s->save_if_ctx = ctx;
+	s->save_mtime = mtime;
 	r = shm_save(st, id, data, tags, ntags, expire, err);
 	s->save_if = NULL;
 	s->save_if_ctx = NULL;
+	s->save_mtime = 0;
 	return r;
 }
 

@@ -210,6 +210,9 @@ typedef struct {
 	 * changes anything; NULL for every other save */
 	int (*save_if)(void *ctx);
 	void *save_if_ctx;
+	/* tc_shm_save_if(): the entry's mtime (the slow level's, for a
+	 * TwoLevel fill); 0, as for every other save: now */
+	int64_t save_mtime;
 } tc_shm;
 
 /* The LRU clock, on the whole-index seq's cache line (which a lock-free
@@ -475,6 +478,6 @@ int tc_shm_clean_ids(void *st, tc_clean_mode mode, const tc_str *tags, size_t nt
  * id's mark): a writer takes the lock after it published its mark, so the
  * fill either sees that mark or lands before that writer's copy. */
 int tc_shm_save_if(void *st, tc_str id, tc_str data, const tc_str *tags, size_t ntags, int64_t expire,
-                   int (*cond)(void *ctx), void *ctx, char *err);
+                   int64_t mtime, int (*cond)(void *ctx), void *ctx, char *err);
 
 #endif

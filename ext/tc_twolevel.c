@@ -1126,15 +1126,16 @@ static void fill_unmark(fill_word *fw, int final)
 }
 
 /* A slow hit installed in the fast level with the tags in tb (collected
- * by tag_collect), unless an invalidation was applied on this node since
+ * by tag_collect) and the slow entry's expire and mtime (meta), unless an invalidation was applied on this node since
  * g0 (read before the slow read) or a save of the id took the mark since
  * the fill's word (fw, put before the slow read). Frees tb. */
-static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, int64_t expire, tagbuf *tb,
+static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, tagbuf *tb,
                         fill_word *fw)
 {
 	uint64_t g0 = fw->g0;
 	tc_tl_node *n = s->node.n;
 	tc_str *tags = NULL, val = {data, len};
+	int64_t expire = meta->expire;
 	size_t off, k;
 	char err[TC_ERRBUF];
 	int r;
@@ -1168,7 +1169,8 @@ static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, in
 		off += 2 + (size_t)l;
 	}
 	err[0] = '\0';
-	r = tc_shm_save_if(s->fst, id, val, tags, tb->n, expire, fill_may_land, fw, err);
+	/* the slow entry's mtime: test() of the copy says what getMetadatas() does */
+	r = tc_shm_save_if(s->fst, id, val, tags, tb->n, expire, meta->mtime, fill_may_land, fw, err);
 	if (r == TC_MISS) {
 		s->fills_skipped++;   /* a save of the id, or an invalidation, since */
 	} else if (r != TC_OK) {
@@ -1214,7 +1216,9 @@ static void fill(tl_state *s, tc_str id, const char *data, size_t len, const tc_
 	if (m2.expire < expire) {
 		expire = m2.expire;
 	}
-	fill_tagged(s, id, data, len, expire, &tb, fw);
+	m2.expire = expire;
+	m2.mtime = meta->mtime;
+	fill_tagged(s, id, data, len, &m2, &tb, fw);
 }
 
 static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, void *ctx, char **data,
@@ -1276,7 +1280,7 @@ static int tl_load(void *sp, tc_str id, int allow_expired, tc_alloc_fn alloc, vo
 			return r;
 		}
 		s->slow_hits++;
-		fill_tagged(s, id, *data, *len, meta->expire, &tb, &fw);
+		fill_tagged(s, id, *data, *len, meta, &tb, &fw);
 		return TC_OK;
 	}
 	r = s->slow->load(s->sst, id, allow_expired, alloc, ctx, data, len, meta);

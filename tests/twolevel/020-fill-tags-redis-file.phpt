@@ -42,6 +42,8 @@ ok: B served y from its fast level
 ok: B filled x and y
 ok: no fill needed a second read
 ok: B's metadata of x
+ok: B's metadata of x has the save's mtime
+ok: B's copy of x too: test() says what getMetadatas() says
 ok: A cleans tag t2
 ok: B misses x after the bound: its copy carried t2
 ok: B still reads y
@@ -61,6 +63,8 @@ ok: B served y from its fast level
 ok: B filled x and y
 ok: each fill read the tags again (metadata)
 ok: B's metadata of x
+ok: B's metadata of x has the save's mtime
+ok: B's copy of x too: test() says what getMetadatas() says
 ok: A cleans tag t2
 ok: B misses x after the bound: its copy carried t2
 ok: B still reads y
@@ -81,6 +85,8 @@ ok: B served y from its fast level
 ok: B filled x and y
 ok: no fill needed a second read
 ok: B's metadata of x
+ok: B's metadata of x has the save's mtime
+ok: B's copy of x too: test() says what getMetadatas() says
 ok: A cleans tag t2
 ok: B misses x after the bound: its copy carried t2
 ok: B still reads y
@@ -100,6 +106,8 @@ ok: B served y from its fast level
 ok: B filled x and y
 ok: each fill read the tags again (metadata)
 ok: B's metadata of x
+ok: B's metadata of x has the save's mtime
+ok: B's copy of x too: test() says what getMetadatas() says
 ok: A cleans tag t2
 ok: B misses x after the bound: its copy carried t2
 ok: B still reads y
