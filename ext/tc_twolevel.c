@@ -1126,9 +1126,10 @@ static void fill_unmark(fill_word *fw, int final)
 }
 
 /* A slow hit installed in the fast level with the tags in tb (collected
- * by tag_collect) and the slow entry's expire and mtime (meta), unless an invalidation was applied on this node since
- * g0 (read before the slow read) or a save of the id took the mark since
- * the fill's word (fw, put before the slow read). Frees tb. */
+ * by tag_collect) and the slow entry's expire and mtime (meta), unless an
+ * invalidation was applied on this node since g0 (read before the slow
+ * read) or a save of the id took the mark since the fill's word (fw, put
+ * before the slow read). Frees tb. */
 static void fill_tagged(tl_state *s, tc_str id, const char *data, size_t len, const tc_meta *meta, tagbuf *tb,
                         fill_word *fw)
 {
