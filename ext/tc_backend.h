@@ -183,13 +183,6 @@ typedef struct tc_backend {
 	/* Optional: the TC_CAP_* of one open store, when they depend on its
 	 * options (TwoLevel: its slow engine's); NULL: `caps` above. */
 	unsigned (*caps_of)(void *st);
-
-	/* Optional: fn(ctx) is called once, by the next call of this store,
-	 * right before it first waits for a server's reply (its request is
-	 * sent), so that the caller's own work overlaps the round trip
-	 * (TwoLevel's clean: its fast level's part); fn NULL clears it. A call
-	 * that never waits leaves it set: the caller clears it and runs it. */
-	void (*set_wait_hook)(void *st, void (*fn)(void *ctx), void *ctx);
 } tc_backend;
 
 /* Every engine's one public symbol: its vtable. Only those that

@@ -1535,14 +1535,6 @@ static const tc_stale_opts *redis_stale_opts(const void *config)
 	return &((const tcr_config *)config)->stale;
 }
 
-static void redis_set_wait_hook(void *sp, void (*fn)(void *ctx), void *ctx)
-{
-	tcr_state *st = sp;
-
-	st->wait_hook = fn;
-	st->wait_ctx = ctx;
-}
-
 const tc_backend tc_backend_redis = {
 	.name = "redis",
 	.caps = TC_CAP_LISTINGS | TC_CAP_FOREVER,
@@ -1570,5 +1562,4 @@ const tc_backend tc_backend_redis = {
 	.atfork_child = tcr_conn_atfork_child,
 	.stale_opts = redis_stale_opts,
 	.lease_ops = &tc_lease_redis,
-	.set_wait_hook = redis_set_wait_hook,
 };

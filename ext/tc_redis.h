@@ -158,8 +158,6 @@ struct tcr_state {
 	unsigned long tmp_seq;
 	redisReply *held;        /* a reply kept while PHP callbacks run */
 	tcr_jarm *jarm;          /* TwoLevel: a journal record for the next write, or NULL */
-	void (*wait_hook)(void *ctx);   /* run once before the next wait for a reply (set_wait_hook) */
-	void *wait_ctx;
 	char last[TCR_HOST_MAX + 16]; /* the server that gave the last reply, for messages */
 	/* counters of this object */
 	int64_t hits, misses, saves, removes, cleans, errors, reconnects, redirects, noscript, bad_records;

@@ -396,18 +396,6 @@ void tcr_conn_release(tcr_state *st, tcr_conn *cn)
 	free(cn);
 }
 
-/* The caller's work that overlaps this round trip (tc_backend's
- * set_wait_hook): once, before the first wait for a reply after it was set. */
-static void wait_hook(tcr_state *st)
-{
-	void (*fn)(void *) = st->wait_hook;
-
-	if (fn) {
-		st->wait_hook = NULL;
-		fn(st->wait_ctx);
-	}
-}
-
 /* Reads one reply, within the read timeout and the size bounds. NULL on
  * failure: the socket is dropped and st->err says why. */
 static redisReply *recv_reply(tcr_state *st, tcr_conn *cn)
@@ -415,7 +403,6 @@ static redisReply *recv_reply(tcr_state *st, tcr_conn *cn)
 	void *reply = NULL;
 	size_t maxb = reply_bytes_max(st);
 
-	wait_hook(st);
 	cn->budget_elems = ELEMS_BUDGET;
 	cn->too_large = 0;
 	for (;;) {
@@ -913,10 +900,7 @@ static int bulk_header(const char *p, size_t n, size_t *hl, long long *len)
 static redisReply *recv_direct(tcr_state *st, tcr_conn *cn)
 {
 	char first[RECV_FIRST];
-	ssize_t got;
-
-	wait_hook(st);
-	got = recv_some(st, cn, first, sizeof(first));
+	ssize_t got = recv_some(st, cn, first, sizeof(first));
 	size_t have, hl, take, done, maxb = reply_bytes_max(st);
 	long long blen;
 	redisReply *r;

@@ -283,25 +283,6 @@ static int mark_supersedes(uint64_t have, uint64_t rec)
 	return have && (have == rec || ((have & WORD_PID) == (rec & WORD_PID) && (have >> 24) > (rec >> 24)));
 }
 
-/* A clean's word in its process's slot of the node (tc_tl_node.cmark):
- * pending from before its slow clean until its fast steps are done, so
- * that the node skips its own record only then (apply_one()). */
-static uint64_t *cmark_of(tc_tl_node *n, uint64_t w)
-{
-	return &n->cmark[(w & (WORD_PID >> 1)) % TC_TL_CMARKS];
-}
-
-/* Whether the clean of word w (a record of this node) did its fast steps:
- * its slot holds w, or a later clean of the same process, which began
- * after w's returned. Anything else (pending: the cleaner is in its clean
- * or died in it; another process's word in a shared slot) applies it. */
-static int cmark_done(tc_tl_node *n, uint64_t w)
-{
-	uint64_t v = LD(*cmark_of(n, w));
-
-	return v == w || ((v & (WORD_PID >> 1)) == (w & (WORD_PID >> 1)) && (v >> 24) > (w >> 24));
-}
-
 static tc_tl_mark *mark_of(tl_state *s, tc_str id, uint64_t *h)
 {
 	*h = tc_hash(id.p, id.len, 0);
@@ -491,6 +472,7 @@ typedef struct {
 static void tomb_emit(void *cp, const char *p, size_t len)
 {
 	tomb_ctx *t = cp;
+	uint64_t h = tc_hash(p, len, 0);
 
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
@@ -507,19 +489,9 @@ static void tomb_emit(void *cp, const char *p, size_t len)
 		t->w = nw;
 		t->cap = cap;
 	}
-	t->h[t->n++] = tc_hash(p, len, 0);
-}
-
-/* The marks of the ids tomb_emit() took: each id's word then (for
- * tomb_put()), and a final own-save word made the clean's provisional
- * tombstone. */
-static void tomb_marks(tomb_ctx *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		tc_tl_mark *mk = &t->s->node.marks[t->h[i] & (t->s->node.nmarks - 1)];
-		uint64_t w = mark_word_of(mk, t->h[i]);
+	{
+		tc_tl_mark *mk = &t->s->node.marks[h & (t->s->node.nmarks - 1)];
+		uint64_t w = mark_word_of(mk, h);
 
 		if (w && word_final_save(w)) {
 			/* the copy of W is gone: until the slow clean is done and the
@@ -529,8 +501,9 @@ static void tomb_marks(tomb_ctx *t)
 
 			w = __atomic_compare_exchange_n(&mk->nonce, &want, pw, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? pw : 0;
 		}
-		t->w[i] = w;
+		t->w[t->n] = w;
 	}
+	t->h[t->n++] = h;
 }
 
 /* A clean whose slow clean failed: its provisional tombstones go (the
@@ -775,14 +748,6 @@ static void apply_one(void *cp, uint64_t seq, const char *p, size_t len)
 					skip = 1;
 					s->tombstones_kept++;
 				}
-			} else if ((kind == 't' || kind == 'a') && nonce) {
-				/* a clean of this node whose fast steps are not known to
-				 * be done (its process is in them, or was killed in them
-				 * after its slow clean): applied again here, which removes
-				 * no more than that clean did on the slow level. Records
-				 * without a word (builds before it: fast steps first) are
-				 * skipped as before. */
-				skip = cmark_done(n, nonce);
 			}
 			if (skip) {
 				ADD(n->own_skipped, 1);
@@ -1568,109 +1533,54 @@ static int tl_remove(void *sp, tc_str id)
 	return r;
 }
 
-/* A clean's first fast step: run by the slow engine once its request is
- * sent, while the reply is on its way (set_wait_hook), or before the slow
- * clean by an engine without the hook; once either way. By tag, the same
- * locked step hands back what it removed (the ids the fast level held
- * under those tags): their marks are read now, tombstones once the slow
- * clean worked. */
-typedef struct {
-	tl_state *s;
-	tc_clean_mode mode;
-	const tc_str *tags;
-	size_t ntags;
-	tomb_ctx t;
-	int done;
-} clean_fast_ctx;
-
-static void clean_fast(void *cp)
-{
-	clean_fast_ctx *c = cp;
-	char ferr[TC_ERRBUF];
-
-	if (c->done) {
-		return;
-	}
-	c->done = 1;
-	tc_crash_point("twolevel_clean_sent");   /* killed before the fast step (on Redis: after sending the slow clean) */
-	ferr[0] = '\0';
-	if (c->ntags && (c->mode == TC_CLEAN_MATCHING || c->mode == TC_CLEAN_MATCHING_ANY)) {
-		tc_shm_clean_ids(c->s->fst, c->mode, c->tags, c->ntags, tomb_emit, &c->t, ferr);
-		tomb_marks(&c->t);
-	} else {
-		c->s->fast->clean(c->s->fst, c->mode, c->tags, c->ntags, ferr);
-	}
-	tc_crash_point("twolevel_clean_fast");   /* a cleaner killed or stopped after its first fast step (tests) */
-}
-
 static int tl_clean(void *sp, tc_clean_mode mode, const tc_str *tags, size_t ntags, char *err)
 {
 	tl_state *s = sp;
-	tc_tl_node *n = s->node.n;
 	char ferr[TC_ERRBUF];
-	clean_fast_ctx c = {s, mode, tags, ntags, {s, NULL, NULL, 0, 0}, 0};
+	tomb_ctx t = {s, NULL, NULL, 0, 0};
+	uint64_t snap = tomb_sync_snap(s->node.n);   /* before the listing (tomb_put) */
 	char kind = mode == TC_CLEAN_ALL ? 'A' : 'T';
-	/* the fast step overlaps the slow clean's round trip, when the engine
-	 * can say when it waits; 'old' writes no record and needs no mark */
-	int overlap = mode != TC_CLEAN_OLD && s->slow->set_wait_hook != NULL;
 	int jdone = 0, r;
-	uint64_t snap, w = 0, *cm = NULL;
 	char *jr = NULL;
 
-	if (mode != TC_CLEAN_OLD) {
-		/* pending before anything reaches the slow level: a process
-		 * killed before its fast steps are done leaves a record that its
-		 * own node applies (on the Redis path the slow clean is sent
-		 * before the fast step is made) */
-		w = save_word(n);
-		cm = cmark_of(n, w);
-		ST(*cm, w | WORD_PENDING);
-	}
-	if (overlap) {
-		/* the marks are read after the slow write may have run: no kept
-		 * tombstone (a save of this node after it would keep its id a
-		 * miss), timed ones only (tomb_put() with no word) */
-		snap = UINT64_MAX;
-		s->slow->set_wait_hook(s->sst, clean_fast, &c);
+	/* fast first too: a process killed after the slow clean leaves no copy
+	 * on its own node (whose records of its own writes it skips). By tag,
+	 * the same locked step hands back what it removed (the ids the fast
+	 * level held under those tags, and their marks read then, before the
+	 * slow write): tombstones once the slow clean worked */
+	ferr[0] = '\0';
+	if (ntags && (mode == TC_CLEAN_MATCHING || mode == TC_CLEAN_MATCHING_ANY)) {
+		tc_shm_clean_ids(s->fst, mode, tags, ntags, tomb_emit, &t, ferr);
 	} else {
-		/* fast first: the listing and its marks before the slow write */
-		snap = tomb_sync_snap(n);
-		clean_fast(&c);
+		s->fast->clean(s->fst, mode, tags, ntags, ferr);
 	}
-	tc_crash_point("twolevel_clean_slow");   /* a cleaner killed or stopped before its slow clean (tests) */
+	tc_crash_point("twolevel_clean_fast");   /* a cleaner killed or stopped before its slow clean (tests) */
 	if (mode != TC_CLEAN_OLD) {
-		jr = journal_arm(s, kind, (int)mode, tags, ntags, w, &jdone);
+		jr = journal_arm(s, kind, (int)mode, tags, ntags, 0, &jdone);
 	}
 	r = s->slow->clean(s->sst, mode, tags, ntags, err);
-	if (overlap) {
-		s->slow->set_wait_hook(s->sst, NULL, NULL);
-		clean_fast(&c);   /* a slow clean that never waited for a reply */
-	}
 	journal_disarm(s, jr);
 	local_bump(s, mode, tags, ntags);
 	if (r == TC_OK) {
-		tomb_apply(s, &c.t, tomb_word(), snap);
+		tomb_apply(s, &t, tomb_word(), snap);
 	} else {
-		tomb_unprov(s, &c.t);
+		tomb_unprov(s, &t);
 	}
-	free(c.t.h);
-	free(c.t.w);
+	free(t.h);
+	free(t.w);
 	ferr[0] = '\0';
 	s->fast->clean(s->fst, mode, tags, ntags, ferr);   /* a fill or save of this node in between */
-	if (r != TC_ERR && mode != TC_CLEAN_OLD && !jdone && journal(s, kind, (int)mode, tags, ntags, w) != TC_OK) {
+	if (r == TC_ERR || mode == TC_CLEAN_OLD) {
+		/* old: a fast copy never outlives its slow entry, so every node's
+		 * copies of what expired have expired too */
+		return r;
+	}
+	if (!jdone && journal(s, kind, (int)mode, tags, ntags, 0) != TC_OK) {
 		if (!*err) {
 			snprintf(err, TC_ERRBUF, "TwoLevel: cleaned, but the invalidation journal could not be written");
 		}
-		r = TC_ERR;
+		return TC_ERR;
 	}
-	if (cm) {
-		uint64_t want = w | WORD_PENDING;
-
-		/* done, unless another process of the slot took it since */
-		__atomic_compare_exchange_n(cm, &want, w, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	}
-	/* old: a fast copy never outlives its slow entry, so every node's
-	 * copies of what expired have expired too */
 	return r;
 }
 

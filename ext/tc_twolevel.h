@@ -70,7 +70,6 @@ typedef struct {
  * its second fast step (tc_twolevel.c, local_note()), so that a save of
  * this node that overlapped it drops its copy only if the remove or clean
  * may concern it. */
-#define TC_TL_CMARKS 128
 #define TC_TL_LRING 32
 #define TC_TL_LRING_TAGS 6
 typedef struct {
@@ -98,11 +97,6 @@ typedef struct {
 	uint64_t lring_head;       /* local removes and cleans noted: picks their ring slot */
 	tc_tl_local lring[TC_TL_LRING];   /* the last of them */
 	uint64_t save_failed;      /* a slow save of the node failed: fills make no final word */
-	/* per process slot (pid % TC_TL_CMARKS): the word of its latest clean,
-	 * WORD_PENDING set until the clean's fast steps are done, so that the
-	 * node applies its own clean record again unless they were
-	 * (tc_twolevel.c, "own writes") */
-	uint64_t cmark[TC_TL_CMARKS];
 } tc_tl_node;
 
 /* Own-save marks (tc_twolevel.c, "own writes"): a table mapped after the
