@@ -41,6 +41,8 @@ What runs
                        100,000; 0: none) of the first backend that runs, discarded; each
                        run also starts one backend further along the list
   --no-refill          a read miss is not followed by an (untimed) save of the record
+  --client-warmup=N    each client first runs N ops of the next client's list, untimed, before
+                       the start barrier: a worker that has served requests, not a fresh fork
   --clean-trace=DIR    each client writes its cleans one by one to DIR (getrusage around
                        each; a -DTC_SHM_TRACE build of the extension adds its lock trace);
                        php benchmark/clean-trace.php DIR sums them up
@@ -284,6 +286,7 @@ if (function_exists('pcntl_async_signals')) {
 $data = Dataset::ensure($dataDir, $params, isset($opt['force']), $log);
 $runner = new Runner($ctx, $data, \Closure::fromCallable($log));
 $runner->refill = !isset($opt['no-refill']);
+$runner->clientWarmup = max(0, $int('client-warmup', 0));
 if (isset($opt['clean-trace'])) {
     $runner->cleanTrace = rtrim((string)$opt['clean-trace'], '/');
     if (!is_dir($runner->cleanTrace) && !@mkdir($runner->cleanTrace, 0700, true)) {
@@ -355,9 +358,13 @@ $res = [
             'cleans "n/a": the backend has no tags; the op list\'s cleans are skipped for it',
             'load time = sum of the 10,000 save() calls, write_control included',
         ],
+        'client_warmup' => $runner->clientWarmup,
     ],
     'ops' => [], 'summary' => [], 'ratios' => [], 'latency' => [], 'scaling' => [], 'growth' => [],
 ];
+if ($runner->clientWarmup > 0) {
+    $res['meta']['notes'][] = "clients warmed up (--client-warmup={$runner->clientWarmup}): each ran that many ops of the next client's list, untimed, before the start barrier";
+}
 
 $modeOk = [];
 foreach ($modes as $m) {

@@ -26,6 +26,8 @@ final class Runner
 
     /** A read miss is followed by an untimed save of the record, as the application would (Client). */
     public bool $refill = true;
+    /** --client-warmup=N: each client first runs N ops of another list, untimed (Client::warmUp) */
+    public int $clientWarmup = 0;
     /** --clean-trace=DIR: each client writes its cleans' trace there (Client::cleanTrace) */
     public ?string $cleanTrace = null;
 
@@ -116,6 +118,7 @@ final class Runner
         $spec = [
             'ctx' => $this->ctx->toArray(), 'backend' => $backend, 'data_dir' => $this->data->dir,
             'params' => $this->data->params, 'ops' => $opsLimit, 'refill' => $this->refill,
+            'client_warmup' => $this->clientWarmup,
             'clean_trace' => $run === 0 ? null : $this->cleanTrace, 'run' => $run,   // run 0: the warm-up
         ];
         try {
