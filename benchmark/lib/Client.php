@@ -230,9 +230,10 @@ final class Client
      * list, untimed (a read that misses is refilled when refills are on). A
      * php-fpm worker has served requests before the one being timed; a
      * fresh fork has not, and its first touch of each page of a shared
-     * mapping costs it a fault (microseconds on a VM), so a run of a few
-     * hundred cleans per client measures mostly that. The store is in the
-     * same steady state after it (cleans and refills alike).
+     * mapping costs it microseconds on a VM, where a run of a few hundred
+     * cleans per client spends much of its clean time on them (TECHNOTES,
+     * TwoLevel "Costs", session 18). The store is in the same steady state
+     * after it (cleans and refills alike).
      */
     private static function warmUp(Frontend $fe, Dataset $data, array $spec, int $client, array $keys, array $lens,
                                    array $tagsOf, array $tagList, bool $refill, bool $tags): int
