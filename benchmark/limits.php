@@ -94,7 +94,7 @@ foreach (array_slice($argv, 1) as $a) {
     }
 }
 
-/** The variant's source text, or an error string when its anchor is not found exactly once. */
+/** The variant's source text, or [why not] when its anchor is not found exactly once. */
 function apply(string $src, array $v): string|array
 {
     $n = substr_count($src, $v['anchor']);
@@ -171,7 +171,6 @@ function figures(array $op): array
     $f = ['misses' => 0];
     foreach (['writes' => 'write_ns', 'cleans' => 'clean_ns'] as $k => $ns) {
         $f[$k] = 0.0;
-        $f["{$k}_us"] = 0.0;
         $n = $t = 0;
         foreach ($op['clients'] as $c) {
             $f[$k] += $c[$ns] > 0 ? $c[$k] / ($c[$ns] / 1e9) : 0;
