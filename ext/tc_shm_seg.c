@@ -218,7 +218,7 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 	tc_shm_map *m;
 	uint64_t size = (uint64_t)cfg->size;
 	uint32_t nslots;
-	int fd, attempt, bad;
+	int fd, attempt, bad, created;
 	unsigned char *base;
 	char magic[8];
 	tc_layout L;
@@ -234,6 +234,7 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 	}
 
 	for (attempt = 0; attempt < 8; attempt++) {
+		created = 0;
 		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, cfg->mode & 0777);
 		if (fd < 0) {
 			snprintf(err, TC_ERRBUF, "%s: cannot open: %s", path,
@@ -272,6 +273,7 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 				return TC_ERR;
 			}
 			st.st_size = (off_t)size;
+			created = 1;
 			if (st.st_uid == geteuid()) {
 				st.st_mode = (st.st_mode & ~07777) | (cfg->mode & 0777);
 			}
@@ -341,6 +343,12 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 		 * changed the file's size under the mapping (tc_shm_fresh). */
 		flock(fd, LOCK_UN);
 		m->fd = fd;
+		if (created) {
+			/* once, by its creator, while others may already use it: a
+			 * process that maps it later finds 2 MB pages (or, where the
+			 * kernel refuses, the 4 KB ones, as before) */
+			(void)tc_huge_collapse(base, (size_t)st.st_size);
+		}
 		*out = m;
 		return TC_OK;
 	}

@@ -70,7 +70,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 	char path[TC_OPT_STRMAX + 16];
 	tl_map *m;
 	struct stat sb;
-	int fd;
+	int fd, rc, grown;
 	void *p;
 
 	snprintf(path, sizeof(path), "%s.twolevel", segpath);
@@ -94,12 +94,27 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 			snprintf(err, TC_ERRBUF, "cannot open the node state file %s: %s", path, strerror(errno));
 			return TC_ERR;
 		}
-		if (fstat(fd, &sb) != 0 || ((size_t)sb.st_size < TC_TL_SIZE(nmarks) && ftruncate(fd, (off_t)TC_TL_SIZE(nmarks)) != 0)) {
+		if (fstat(fd, &sb) != 0) {
 			snprintf(err, TC_ERRBUF, "cannot size the node state file %s: %s", path, strerror(errno));
 			close(fd);
 			return TC_ERR;
 		}
-		p = mmap(NULL, TC_TL_SIZE(nmarks), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		grown = (size_t)sb.st_size < TC_TL_SIZE(nmarks);
+		/* every page reserved, as a segment's: a mark page first touched
+		 * on a full /dev/shm would be a SIGBUS */
+		rc = tc_reserve(fd, TC_TL_SIZE(nmarks));
+		if (rc != 0) {
+			snprintf(err, TC_ERRBUF, "cannot reserve the node state file %s (%zu bytes): %s", path,
+			         TC_TL_SIZE(nmarks), strerror(rc));
+			close(fd);
+			return TC_ERR;
+		}
+		p = tc_mmap_shared(fd, TC_TL_SIZE(nmarks));
+		if (p != MAP_FAILED && grown) {
+			/* the marks are read at random: 2 MB pages spare a process
+			 * a first access per 4 KB of them (tc_huge_collapse()) */
+			(void)tc_huge_collapse(p, TC_TL_SIZE(nmarks));
+		}
 		if (p == MAP_FAILED) {
 			snprintf(err, TC_ERRBUF, "cannot map the node state file %s: %s", path, strerror(errno));
 			close(fd);

@@ -15,6 +15,10 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#endif
 #include <unistd.h>
 #include "tc_backend.h"
 #include "tc_util.h"
@@ -501,6 +505,77 @@ int tc_reserve(int fd, uint64_t size)
 #endif
 }
 
+#define TC_HUGE ((uintptr_t)2 << 20)
+
+/* 1 when fd is a file in memory (tmpfs: /dev/shm), whose pages may be 2 MB
+ * ones. A file on disk keeps 4 KB pages: a 2 MB page of its page cache
+ * would be written back whole for one dirty byte. */
+static int on_tmpfs(int fd)
+{
+#ifdef __linux__
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+#else
+	(void)fd;
+	return 0;
+#endif
+}
+
+void *tc_mmap_shared(int fd, size_t size)
+{
+#ifdef __linux__
+	/* A file in memory is mapped at a 2 MB boundary, so that its 2 MB
+	 * pages (tc_huge_collapse()) are mapped whole: one page fault, one TLB
+	 * entry and, under a hypervisor that shadows page tables, one first
+	 * access per 2 MB instead of per 4 KB (TECHNOTES, "Huge pages"). */
+	if (size >= TC_HUGE && on_tmpfs(fd)) {
+		size_t span = size + TC_HUGE;
+		unsigned char *r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (r != MAP_FAILED) {
+			unsigned char *a = (unsigned char *)(((uintptr_t)r + TC_HUGE - 1) & ~(TC_HUGE - 1));
+			void *p = mmap(a, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+
+			if (p == MAP_FAILED) {
+				munmap(r, span);
+			} else {
+				if (a > r) {
+					munmap(r, (size_t)(a - r));
+				}
+				if (a + size < r + span) {
+					munmap(a + size, (size_t)(r + span - (a + size)));
+				}
+#ifdef MADV_HUGEPAGE
+				(void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+				return p;
+			}
+		}
+	}
+#endif
+	return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+int tc_huge_collapse(void *p, size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25   /* Linux 6.1; older kernels answer EINVAL */
+#endif
+	uintptr_t a = ((uintptr_t)p + TC_HUGE - 1) & ~(TC_HUGE - 1), e = ((uintptr_t)p + size) & ~(TC_HUGE - 1);
+
+	if (e <= a) {
+		return EINVAL;
+	}
+	return madvise((void *)a, (size_t)(e - a), MADV_COLLAPSE) == 0 ? 0 : errno;
+#else
+	(void)p;
+	(void)size;
+	return ENOSYS;
+#endif
+}
+
 unsigned char *tc_map_file(int fd, uint64_t size, const char *what, char *err)
 {
 	unsigned char *base;
@@ -513,7 +588,7 @@ unsigned char *tc_map_file(int fd, uint64_t size, const char *what, char *err)
 		return NULL;
 	}
 #endif
-	base = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	base = tc_mmap_shared(fd, (size_t)size);
 	if (base == MAP_FAILED) {
 		snprintf(err, TC_ERRBUF, "%s: cannot map: %s", what, strerror(errno));
 		return NULL;

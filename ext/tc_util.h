@@ -274,6 +274,15 @@ int tc_reserve(int fd, uint64_t size);
  * reserved first (a sparse copy would SIGBUS too). NULL on failure, with
  * "<what>: cannot ..." in err (TC_ERRBUF bytes). */
 unsigned char *tc_map_file(int fd, uint64_t size, const char *what, char *err);
+/* mmap(fd) read-write and shared; a file in memory (tmpfs) of 2 MB or
+ * more at a 2 MB boundary, marked MADV_HUGEPAGE. MAP_FAILED on failure. */
+void *tc_mmap_shared(int fd, size_t size);
+/* Best effort: turns the 4 KB pages of the whole 2 MB stretches of a
+ * mapping of a file in memory, all of them reserved, into 2 MB pages of
+ * the file, for every process that maps it at a 2 MB boundary
+ * (MADV_COLLAPSE, Linux 6.1; whatever the mount's or the system's THP
+ * setting short of "deny"). 0, or an errno: the pages stay as they were. */
+int tc_huge_collapse(void *p, size_t size);
 
 /* ------------------------------------------------------------- logging */
 
