@@ -1170,6 +1170,13 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "bytes_free", (int64_t)(heap - H->bytes_used));
 	emit(ctx, "size", (int64_t)m->size);
 	emit(ctx, "max_entries", (int64_t)m->nslots);
+	{
+		/* 1: in 2 MB pages; 0: in 4 KB pages (the kernel refused); -1:
+		 * not known (a segment made by an earlier build) */
+		uint32_t p2 = __atomic_load_n(&H->pages_2m, __ATOMIC_RELAXED);
+
+		emit(ctx, "huge_pages", p2 == 1 ? 1 : p2 == 2 ? 0 : -1);
+	}
 	emit(ctx, "lock_recoveries", (int64_t)H->lock_recoveries);
 	emit(ctx, "cleans_preselected", (int64_t)H->pre_kept);
 	emit(ctx, "cleans_reselected", (int64_t)H->pre_redone);

@@ -132,7 +132,10 @@ typedef struct {
 	uint64_t seq;           /* odd while the whole index changes (clean all,
 	                           repair): every reader retries */
 	uint32_t tick;          /* the LRU clock: version >> tick_shift */
-	char pad2[52];
+	uint32_t pages_2m;      /* written once by the creator after its
+	                           tc_huge_collapse(): 1 done, 2 refused (4 KB
+	                           pages); 0 in a segment of an earlier build */
+	char pad2[48];
 	/* below: written only under the lock */
 	uint64_t version;
 	uint64_t tgen;          /* the last tag stamp given (tc_tag.gen); never

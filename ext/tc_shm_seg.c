@@ -347,7 +347,9 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 			/* once, by its creator, while others may already use it: a
 			 * process that maps it later finds 2 MB pages (or, where the
 			 * kernel refuses, the 4 KB ones, as before) */
-			(void)tc_huge_collapse(base, (size_t)st.st_size);
+			uint32_t huge = tc_huge_collapse(base, (size_t)st.st_size) == 0 ? 1 : 2;
+
+			__atomic_store_n(&((tc_shm_hdr *)base)->pages_2m, huge, __ATOMIC_RELAXED);
 		}
 		*out = m;
 		return TC_OK;

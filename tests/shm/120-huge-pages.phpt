@@ -1,5 +1,5 @@
 --TEST--
-Shm and TwoLevel: a new segment and a new node state file are turned into 2 MB pages (MADV_COLLAPSE) and mapped at a 2 MB boundary, so the creator and an unrelated process that maps them later both map them with 2 MB pages (TECHNOTES, "Huge pages")
+Shm and TwoLevel: a new segment and a new node state file are turned into 2 MB pages (MADV_COLLAPSE) and mapped at a 2 MB boundary, so the creator and an unrelated process that maps them later both map them with 2 MB pages, and stats() says so (huge_pages) (TECHNOTES, "Huge pages")
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -49,18 +49,20 @@ for ($i = 0; $i < 2000; $i++) {
 }
 $m = mapping_of($path);
 echo "creator: mapped ", $m ? 'yes' : 'no', ", at 2 MB ", $m && $m['aligned'] ? 'yes' : 'no',
-    ", size ", $m ? $m['kb'] : 0, " kB, 2 MB pages ", $m && $m['pmd_kb'] >= 2048 ? 'yes' : "no (" . json_encode($m) . ")", "\n";
+    ", size ", $m ? $m['kb'] : 0, " kB, 2 MB pages ", $m && $m['pmd_kb'] >= 2048 ? 'yes' : "no (" . json_encode($m) . ")",
+    ", stats huge_pages ", var_export($c->stats()['huge_pages'] ?? null, true), "\n";
 
 // an unrelated process maps the existing segment later and reads it
 $r = tc_run_php(SMAPS . '
     $c = new TagCache\Shm($P["opts"]);
     $hits = 0;
     for ($i = 0; $i < 2000; $i++) { $hits += $c->load("k$i") === str_repeat(chr(65 + $i % 26), 1000) ? 1 : 0; }
-    tc_result(["hits" => $hits, "map" => mapping_of($P["path"])]);
+    tc_result(["hits" => $hits, "map" => mapping_of($P["path"]), "stat" => $c->stats()["huge_pages"] ?? null]);
 ', ['opts' => $opts, 'path' => $path]);
 $o = $r['result'];
 echo "other process: ", $o ? "hits {$o['hits']}, at 2 MB " . ($o['map']['aligned'] ? 'yes' : 'no')
-    . ", 2 MB pages " . ($o['map']['pmd_kb'] >= 2048 ? 'yes' : 'no (' . json_encode($o['map']) . ')') : tc_describe($r), "\n";
+    . ", 2 MB pages " . ($o['map']['pmd_kb'] >= 2048 ? 'yes' : 'no (' . json_encode($o['map']) . ')')
+    . ", stats huge_pages " . var_export($o['stat'], true) : tc_describe($r), "\n";
 
 // TwoLevel: the node state file beside the fast segment (4 MB of marks
 // for a 16 MB segment), its marks touched by saves
@@ -76,7 +78,8 @@ for ($i = 0; $i < 500; $i++) {
 $n = mapping_of(tc_seg_path($seg2) . '.twolevel');
 echo "node file: at 2 MB ", $n && $n['aligned'] ? 'yes' : 'no', ", 2 MB pages ",
     $n && $n['pmd_kb'] >= 2048 ? 'yes' : "no (" . json_encode($n) . ")", "\n";
-echo "TwoLevel reads its own write: ", $tl->load('id499') === 'v499' ? 'yes' : 'no', "\n";
+echo "TwoLevel reads its own write: ", $tl->load('id499') === 'v499' ? 'yes' : 'no',
+    ", stats fast.huge_pages ", var_export($tl->stats()['fast.huge_pages'] ?? null, true), "\n";
 echo "done\n";
 ?>
 --CLEAN--
@@ -86,8 +89,8 @@ tc_remove_segments('120');
 tc_clean_tmpdirs('120');
 ?>
 --EXPECT--
-creator: mapped yes, at 2 MB yes, size 16384 kB, 2 MB pages yes
-other process: hits 2000, at 2 MB yes, 2 MB pages yes
+creator: mapped yes, at 2 MB yes, size 16384 kB, 2 MB pages yes, stats huge_pages 1
+other process: hits 2000, at 2 MB yes, 2 MB pages yes, stats huge_pages 1
 node file: at 2 MB yes, 2 MB pages yes
-TwoLevel reads its own write: yes
+TwoLevel reads its own write: yes, stats fast.huge_pages 1
 done
