@@ -1172,9 +1172,12 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "max_entries", (int64_t)m->nslots);
 	{
 		/* 1: in 2 MB pages; 0: in 4 KB pages (the kernel refused); -1:
-		 * not known (a segment made by an earlier build) */
-		uint32_t p2 = __atomic_load_n(&H->pages_2m, __ATOMIC_RELAXED);
+		 * not known (not tried yet, or a process died trying) */
+		uint32_t p2 = __atomic_load_n(&H->pages_2m, __ATOMIC_ACQUIRE);
 
+		if (__atomic_load_n(&H->pages_2m_ino, __ATOMIC_RELAXED) != m->ino) {
+			p2 = 0;   /* tried on the file this is a copy of */
+		}
 		emit(ctx, "huge_pages", p2 == 1 ? 1 : p2 == 2 ? 0 : -1);
 	}
 	emit(ctx, "lock_recoveries", (int64_t)H->lock_recoveries);

@@ -132,10 +132,12 @@ typedef struct {
 	uint64_t seq;           /* odd while the whole index changes (clean all,
 	                           repair): every reader retries */
 	uint32_t tick;          /* the LRU clock: version >> tick_shift */
-	uint32_t pages_2m;      /* written once by the creator after its
-	                           tc_huge_collapse(): 1 done, 2 refused (4 KB
-	                           pages); 0 in a segment of an earlier build */
-	char pad2[48];
+	uint32_t pages_2m;      /* tc_huge_collapse() of the segment: 0 not
+	                           tried (new, or made by an earlier build), 3
+	                           under way, 1 done, 2 refused (4 KB pages); */
+	uint64_t pages_2m_ino;  /* of the file it was tried on (a copy of the
+	                           file has 4 KB pages again) */
+	char pad2[40];
 	/* below: written only under the lock */
 	uint64_t version;
 	uint64_t tgen;          /* the last tag stamp given (tc_tag.gen); never

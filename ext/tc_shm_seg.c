@@ -218,7 +218,7 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 	tc_shm_map *m;
 	uint64_t size = (uint64_t)cfg->size;
 	uint32_t nslots;
-	int fd, attempt, bad, created;
+	int fd, attempt, bad;
 	unsigned char *base;
 	char magic[8];
 	tc_layout L;
@@ -234,7 +234,6 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 	}
 
 	for (attempt = 0; attempt < 8; attempt++) {
-		created = 0;
 		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, cfg->mode & 0777);
 		if (fd < 0) {
 			snprintf(err, TC_ERRBUF, "%s: cannot open: %s", path,
@@ -273,7 +272,6 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 				return TC_ERR;
 			}
 			st.st_size = (off_t)size;
-			created = 1;
 			if (st.st_uid == geteuid()) {
 				st.st_mode = (st.st_mode & ~07777) | (cfg->mode & 0777);
 			}
@@ -343,13 +341,22 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 		 * changed the file's size under the mapping (tc_shm_fresh). */
 		flock(fd, LOCK_UN);
 		m->fd = fd;
-		if (created) {
-			/* once, by its creator, while others may already use it: a
-			 * process that maps it later finds 2 MB pages (or, where the
-			 * kernel refuses, the 4 KB ones, as before) */
-			uint32_t huge = tc_huge_collapse(base, (size_t)st.st_size) == 0 ? 1 : 2;
+		{
+			/* once per segment, by its creator (or, for a segment of an
+			 * earlier build, by the first process of this one that maps
+			 * it), while others may already use it: a process that maps
+			 * it later finds 2 MB pages (or, where the kernel refuses,
+			 * the 4 KB ones, as before) */
+			tc_shm_hdr *H = (tc_shm_hdr *)base;
+			uint32_t want = __atomic_load_n(&H->pages_2m, __ATOMIC_ACQUIRE);
 
-			__atomic_store_n(&((tc_shm_hdr *)base)->pages_2m, huge, __ATOMIC_RELAXED);
+			if ((want == 0 || (want != 3 && __atomic_load_n(&H->pages_2m_ino, __ATOMIC_RELAXED) != (uint64_t)st.st_ino))
+			    && __atomic_compare_exchange_n(&H->pages_2m, &want, 3, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+				uint32_t huge = tc_huge_collapse(base, (size_t)st.st_size) == 0 ? 1 : 2;
+
+				__atomic_store_n(&H->pages_2m_ino, (uint64_t)st.st_ino, __ATOMIC_RELAXED);
+				__atomic_store_n(&H->pages_2m, huge, __ATOMIC_RELEASE);
+			}
 		}
 		*out = m;
 		return TC_OK;

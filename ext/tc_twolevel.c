@@ -1683,6 +1683,11 @@ static void tl_stats(void *sp, tc_stat_fn emit, void *ctx)
 	emit(ctx, "last_sync_age_ms", synced > 0 && synced <= now ? (now - synced) / 1000000 : -1);
 	emit(ctx, "sync_failing", LD(n->fail_since_ns) ? 1 : 0);
 	emit(ctx, "max_staleness_ms", s->max_ns / 1000000);
+	{
+		uint32_t p2 = LD(n->pages_2m);   /* the node file's: as Shm's huge_pages */
+
+		emit(ctx, "node_huge_pages", p2 == 1 ? 1 : p2 == 2 ? 0 : -1);
+	}
 	s->fast->stats(s->fst, stat_pre, &fp);
 	s->slow->stats(s->sst, stat_pre, &sp2);
 }

@@ -97,6 +97,7 @@ typedef struct {
 	uint64_t lring_head;       /* local removes and cleans noted: picks their ring slot */
 	tc_tl_local lring[TC_TL_LRING];   /* the last of them */
 	uint64_t save_failed;      /* a slow save of the node failed: fills make no final word */
+	uint32_t pages_2m;         /* tc_huge_collapse() of the file: as tc_shm_hdr's */
 } tc_tl_node;
 
 /* Own-save marks (tc_twolevel.c, "own writes"): a table mapped after the

@@ -70,7 +70,7 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 	char path[TC_OPT_STRMAX + 16];
 	tl_map *m;
 	struct stat sb;
-	int fd, rc, grown;
+	int fd, rc;
 	void *p;
 
 	snprintf(path, sizeof(path), "%s.twolevel", segpath);
@@ -99,7 +99,6 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 			close(fd);
 			return TC_ERR;
 		}
-		grown = (size_t)sb.st_size < TC_TL_SIZE(nmarks);
 		/* every page reserved, as a segment's: a mark page first touched
 		 * on a full /dev/shm would be a SIGBUS */
 		rc = tc_reserve(fd, TC_TL_SIZE(nmarks));
@@ -110,11 +109,6 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 			return TC_ERR;
 		}
 		p = tc_mmap_shared(fd, TC_TL_SIZE(nmarks));
-		if (p != MAP_FAILED && grown) {
-			/* the marks are read at random: 2 MB pages spare a process
-			 * a first access per 4 KB of them (tc_huge_collapse()) */
-			(void)tc_huge_collapse(p, TC_TL_SIZE(nmarks));
-		}
 		if (p == MAP_FAILED) {
 			snprintf(err, TC_ERRBUF, "cannot map the node state file %s: %s", path, strerror(errno));
 			close(fd);
@@ -163,6 +157,19 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 				__atomic_store_n(&m->n->magic, TC_TL_MAGIC, __ATOMIC_RELEASE);
 			}
 			flock(m->fd, LOCK_UN);
+		}
+	}
+	{
+		/* the marks are read at random: 2 MB pages spare a process a
+		 * first access per 4 KB of them. Once per file, by the first
+		 * process that finds it not tried (a new file, a reset, one of an
+		 * earlier build): tc_huge_collapse() */
+		uint32_t want = 0;
+
+		if (__atomic_compare_exchange_n(&m->n->pages_2m, &want, 3, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			uint32_t huge = tc_huge_collapse(m->n, TC_TL_SIZE(m->nmarks)) == 0 ? 1 : 2;
+
+			__atomic_store_n(&m->n->pages_2m, huge, __ATOMIC_RELAXED);
 		}
 	}
 	return TC_OK;

@@ -1,5 +1,5 @@
 --TEST--
-Shm and TwoLevel: a new segment and a new node state file are turned into 2 MB pages (MADV_COLLAPSE) and mapped at a 2 MB boundary, so the creator and an unrelated process that maps them later both map them with 2 MB pages, and stats() says so (huge_pages) (TECHNOTES, "Huge pages")
+Shm and TwoLevel: a new segment and a new node state file are turned into 2 MB pages (MADV_COLLAPSE) and mapped at a 2 MB boundary, so the creator and an unrelated process that maps them later both map them with 2 MB pages; so does the first process that maps a copy of the file (or one of an earlier build), and stats() says so (huge_pages) (TECHNOTES, "Huge pages")
 --EXTENSIONS--
 tagcache
 --SKIPIF--
@@ -64,6 +64,21 @@ echo "other process: ", $o ? "hits {$o['hits']}, at 2 MB " . ($o['map']['aligned
     . ", 2 MB pages " . ($o['map']['pmd_kb'] >= 2048 ? 'yes' : 'no (' . json_encode($o['map']) . ')')
     . ", stats huge_pages " . var_export($o['stat'], true) : tc_describe($r), "\n";
 
+// a copy of the file (4 KB pages again; its header says the original was
+// done): the first process that maps the copy collapses it
+$copy = tc_seg_path(tc_seg('120', '_copy'));
+copy($path, $copy);
+chmod($copy, 0600);
+$r = tc_run_php(SMAPS . '
+    $c = new TagCache\Shm(["path" => $P["path"]]);
+    $hits = 0;
+    for ($i = 0; $i < 2000; $i++) { $hits += $c->load("k$i") === str_repeat(chr(65 + $i % 26), 1000) ? 1 : 0; }
+    tc_result(["hits" => $hits, "map" => mapping_of($P["path"]), "stat" => $c->stats()["huge_pages"] ?? null]);
+', ['path' => $copy]);
+$o = $r['result'];
+echo "a copy, in another process: ", $o ? "hits {$o['hits']}, 2 MB pages " . ($o['map']['pmd_kb'] >= 2048 ? 'yes' : 'no (' . json_encode($o['map']) . ')')
+    . ", stats huge_pages " . var_export($o['stat'], true) : tc_describe($r), "\n";
+
 // TwoLevel: the node state file beside the fast segment (4 MB of marks
 // for a 16 MB segment), its marks touched by saves
 $seg2 = tc_seg('120', '_tl');
@@ -79,7 +94,8 @@ $n = mapping_of(tc_seg_path($seg2) . '.twolevel');
 echo "node file: at 2 MB ", $n && $n['aligned'] ? 'yes' : 'no', ", 2 MB pages ",
     $n && $n['pmd_kb'] >= 2048 ? 'yes' : "no (" . json_encode($n) . ")", "\n";
 echo "TwoLevel reads its own write: ", $tl->load('id499') === 'v499' ? 'yes' : 'no',
-    ", stats fast.huge_pages ", var_export($tl->stats()['fast.huge_pages'] ?? null, true), "\n";
+    ", stats fast.huge_pages ", var_export($tl->stats()['fast.huge_pages'] ?? null, true),
+    ", node_huge_pages ", var_export($tl->stats()['node_huge_pages'] ?? null, true), "\n";
 echo "done\n";
 ?>
 --CLEAN--
@@ -91,6 +107,7 @@ tc_clean_tmpdirs('120');
 --EXPECT--
 creator: mapped yes, at 2 MB yes, size 16384 kB, 2 MB pages yes, stats huge_pages 1
 other process: hits 2000, at 2 MB yes, 2 MB pages yes, stats huge_pages 1
+a copy, in another process: hits 2000, 2 MB pages yes, stats huge_pages 1
 node file: at 2 MB yes, 2 MB pages yes
-TwoLevel reads its own write: yes, stats fast.huge_pages 1
+TwoLevel reads its own write: yes, stats fast.huge_pages 1, node_huge_pages 1
 done
