@@ -70,7 +70,7 @@ final class Client
                 'fast_hits', 'slow_hits', 'misses', 'fills', 'fills_skipped', 'fills_undone',
                 'slow_reads', 'known_absent', 'journal_errors', 'node_syncs', 'node_sync_failures',
                 'node_gaps', 'invalidations', 'own_skipped', 'superseded', 'stale_refused', 'fast.entries',
-                'fast.evictions', 'fill_reads', 'tombstones_kept',
+                'fast.evictions', 'fill_reads', 'tombstones_kept', 'fast.huge_pages', 'node_huge_pages',
             ];
             $inner = $fe->backend() instanceof ZendBackendAdapter ? $fe->backend()->inner() : null;
             $tl = $inner !== null && $inner instanceof \TagCache\TwoLevel ? $inner : null;
@@ -207,6 +207,12 @@ final class Client
             // client in results.json ("store_stats"), untimed, after the run.
             if ($tl !== null) {
                 $res['store_stats'] = array_intersect_key($tl->stats(), array_flip($tlKeys));
+            }
+            // whether the segment is in 2 MB pages (README, "Options of
+            // TagCache\Shm": 1 yes, 0 the kernel refused, -1 not tried)
+            if ($inner instanceof \TagCache\Shm || $tl !== null) {
+                $st = $inner->stats();
+                $res['huge_pages'] = $st['huge_pages'] ?? $st['fast.huge_pages'] ?? null;
             }
         } catch (\Throwable $e) {
             $res['errors'][] = get_class($e) . ': ' . $e->getMessage() . ' at ' . basename($e->getFile()) . ':' . $e->getLine();

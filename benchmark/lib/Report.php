@@ -206,6 +206,19 @@ final class Report
         foreach ($m['notes'] as $n) {
             $s .= "note: $n\n";
         }
+        $pages = [];
+        foreach ($res['ops'] ?? [] as $o) {
+            foreach ($o['clients'] ?? [] as $c) {
+                if (isset($c['huge_pages'])) {
+                    $w = [1 => 'yes', 0 => 'no (the kernel refused)'][$c['huge_pages']] ?? 'not tried';
+                    $pages[$o['backend']] = $o['backend'] . ' ' . $w;
+                    break;
+                }
+            }
+        }
+        if ($pages) {
+            $s .= 'note: segments in 2 MB pages (stats huge_pages): ' . implode(', ', $pages) . "\n";
+        }
 
         $summary = $res['summary'];
         if ($res['ops']) {
