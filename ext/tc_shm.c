@@ -1171,8 +1171,9 @@ static void shm_stats(void *st, tc_stat_fn emit, void *ctx)
 	emit(ctx, "size", (int64_t)m->size);
 	emit(ctx, "max_entries", (int64_t)m->nslots);
 	{
-		/* 1: in 2 MB pages; 0: in 4 KB pages (the kernel refused); -1:
-		 * not known (not tried yet, or a process died trying) */
+		/* 1: in 2 MB pages; 0: in 4 KB pages (smaller than 2 MB, or the
+		 * kernel refused); -1: not known (not tried yet, or a process
+		 * died trying) */
 		uint32_t p2 = __atomic_load_n(&H->pages_2m, __ATOMIC_ACQUIRE);
 
 		if (__atomic_load_n(&H->pages_2m_ino, __ATOMIC_RELAXED) != m->ino) {

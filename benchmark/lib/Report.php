@@ -210,7 +210,7 @@ final class Report
         foreach ($res['ops'] ?? [] as $o) {
             foreach ($o['clients'] ?? [] as $c) {
                 if (isset($c['huge_pages'])) {
-                    $w = [1 => 'yes', 0 => 'no (the kernel refused)'][$c['huge_pages']] ?? 'not tried';
+                    $w = [1 => 'yes', 0 => 'no (4 KB pages)'][$c['huge_pages']] ?? 'not tried';
                     $pages[$o['backend']] = $o['backend'] . ' ' . $w;
                     break;
                 }

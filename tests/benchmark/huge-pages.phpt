@@ -43,7 +43,7 @@ foreach ($r['ops'] ?? [] as $op) {
     $v = array_map(static fn ($c) => $c['huge_pages'] ?? 'missing', $op['clients']);
     echo $op['backend'], ': every client recorded it: ', in_array('missing', $v, true) ? 'no' : 'yes',
         ', the same in all: ', count(array_unique($v)) === 1 ? 'yes' : 'no (' . implode(',', $v) . ')', "\n";
-    $w = [1 => 'yes', 0 => 'no (the kernel refused)'][$v[0]] ?? 'not tried';
+    $w = [1 => 'yes', 0 => 'no (4 KB pages)'][$v[0]] ?? 'not tried';
     echo '  in the report: ', str_contains($report, "{$op['backend']} $w") ? 'yes' : 'no', "\n";
 }
 echo 'one report line: ', substr_count($report, 'note: segments in 2 MB pages (stats huge_pages): ') === 1 ? 'yes' : 'no', "\n";
