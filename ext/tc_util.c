@@ -570,7 +570,7 @@ int tc_huge_collapse(void *p, size_t size)
 		return EINVAL;
 	}
 	/* EAGAIN: a page was briefly held elsewhere (one just written, not
-	 * yet on its LRU list, say: about one segment in five here). The
+	 * yet on its LRU list, say: about one creation in eight here). The
 	 * stretches already collapsed are skipped when it is asked again. */
 	for (i = 0; i < 5; i++) {
 		struct timespec ts = {0, 1000000};

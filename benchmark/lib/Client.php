@@ -209,10 +209,11 @@ final class Client
                 $res['store_stats'] = array_intersect_key($tl->stats(), array_flip($tlKeys));
             }
             // whether the segment is in 2 MB pages (README, "Options of
-            // TagCache\Shm": 1 yes, 0 the kernel refused, -1 not tried)
-            if ($inner instanceof \TagCache\Shm || $tl !== null) {
-                $st = $inner->stats();
-                $res['huge_pages'] = $st['huge_pages'] ?? $st['fast.huge_pages'] ?? null;
+            // TagCache\Shm": 1 yes, 0 4 KB pages, -1 not tried)
+            if ($tl !== null) {
+                $res['huge_pages'] = $res['store_stats']['fast.huge_pages'] ?? null;
+            } elseif ($inner instanceof \TagCache\Shm) {
+                $res['huge_pages'] = $inner->stats()['huge_pages'] ?? null;
             }
         } catch (\Throwable $e) {
             $res['errors'][] = get_class($e) . ': ' . $e->getMessage() . ' at ' . basename($e->getFile()) . ':' . $e->getLine();
