@@ -263,6 +263,7 @@ static const tc_option_spec shm_options[] = {
 	{"max_entries", TC_OPT_INT, offsetof(tc_shm_config, max_entries), 0, INT64_C(1) << 30, 1},
 	{"mode", TC_OPT_MODE, offsetof(tc_shm_config, mode), 0, 0, 1},
 	{"lock_timeout", TC_OPT_SECONDS, offsetof(tc_shm_config, lock_timeout), 0, 0, 0},
+	{"huge_pages", TC_OPT_BOOL, offsetof(tc_shm_config, huge_pages), 0, 0, 1},
 	{"automatic_cleaning_factor", TC_OPT_IGNORED, 0, 0, 0, 0},
 	TC_STALE_OPTION_ROWS(tc_shm_config, stale),
 	{NULL, 0, 0, 0, 0, 0}
@@ -283,6 +284,7 @@ static void shm_defaults(void *config)
 	c->size = tc_shm_ini_size;
 	c->mode = 0600;
 	c->lock_timeout = 5.0;
+	c->huge_pages = 1;
 	tc_stale_defaults(&c->stale);
 }
 

@@ -177,6 +177,8 @@ typedef struct {
 	int64_t max_entries;
 	int mode;
 	double lock_timeout;
+	int huge_pages;       /* this process may turn the segment (and TwoLevel's
+	                         node file) into 2 MB pages: tc_huge_collapse() */
 	tc_stale_opts stale;  /* serve_stale, rebuild_timeout, early_rebuild */
 } tc_shm_config;
 

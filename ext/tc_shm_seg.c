@@ -346,11 +346,12 @@ static int open_segment(const tc_shm_config *cfg, const char *path, tc_shm_map *
 			 * earlier build, by the first process of this one that maps
 			 * it), while others may already use it: a process that maps
 			 * it later finds 2 MB pages (or, where the kernel refuses,
-			 * the 4 KB ones, as before) */
+			 * the 4 KB ones, as before). Not by a process whose
+			 * huge_pages is off: it leaves the segment to the next one */
 			tc_shm_hdr *H = (tc_shm_hdr *)base;
 			uint32_t want = __atomic_load_n(&H->pages_2m, __ATOMIC_ACQUIRE);
 
-			if ((want == 0 || (want != 3 && __atomic_load_n(&H->pages_2m_ino, __ATOMIC_RELAXED) != (uint64_t)st.st_ino))
+			if (cfg->huge_pages && (want == 0 || (want != 3 && __atomic_load_n(&H->pages_2m_ino, __ATOMIC_RELAXED) != (uint64_t)st.st_ino))
 			    && __atomic_compare_exchange_n(&H->pages_2m, &want, 3, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 				uint32_t huge = tc_huge_collapse(base, (size_t)st.st_size) == 0 ? 1 : 2;
 

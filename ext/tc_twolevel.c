@@ -970,7 +970,8 @@ static int tl_open(void **state, const void *config, char *err)
 		return r;
 	}
 	fs = s->fst;
-	if (tc_tl_node_open(fs->m->path, (uint64_t)fs->m->ino, fs->m->nslots, cfg->fast_cfg.mode & 0777, &s->node, err) != TC_OK) {
+	if (tc_tl_node_open(fs->m->path, (uint64_t)fs->m->ino, fs->m->nslots, cfg->fast_cfg.mode & 0777,
+	                    cfg->fast_cfg.huge_pages, &s->node, err) != TC_OK) {
 		tl_close(s);
 		return TC_ERR;
 	}

@@ -122,7 +122,8 @@ typedef struct {
 	void *map;
 } tc_tl_nodeh;
 /* entries: the fast segment's number of entry slots (sizes the marks) */
-int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode, tc_tl_nodeh *h, char *err);
+int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode, int huge, tc_tl_nodeh *h,
+                    char *err);
 int tc_tl_node_trylock(tc_tl_nodeh *h);
 void tc_tl_node_unlock(tc_tl_nodeh *h);
 void tc_tl_node_shutdown(void);

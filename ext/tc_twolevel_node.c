@@ -64,7 +64,8 @@ static size_t marks_for(size_t entries)
 	return n;
 }
 
-int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode, tc_tl_nodeh *h, char *err)
+int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode, int huge, tc_tl_nodeh *h,
+                    char *err)
 {
 	size_t nmarks = marks_for(entries);
 	char path[TC_OPT_STRMAX + 16];
@@ -163,13 +164,14 @@ int tc_tl_node_open(const char *segpath, uint64_t ino, size_t entries, int mode,
 		/* the marks are read at random: 2 MB pages spare a process a
 		 * first access per 4 KB of them. Once per file, by the first
 		 * process that finds it not tried (a new file, a reset, one of an
-		 * earlier build): tc_huge_collapse() */
+		 * earlier build): tc_huge_collapse(); not by one whose
+		 * huge_pages is off */
 		uint32_t want = 0;
 
-		if (__atomic_compare_exchange_n(&m->n->pages_2m, &want, 3, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-			uint32_t huge = tc_huge_collapse(m->n, TC_TL_SIZE(m->nmarks)) == 0 ? 1 : 2;
+		if (huge && __atomic_compare_exchange_n(&m->n->pages_2m, &want, 3, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			uint32_t got = tc_huge_collapse(m->n, TC_TL_SIZE(m->nmarks)) == 0 ? 1 : 2;
 
-			__atomic_store_n(&m->n->pages_2m, huge, __ATOMIC_RELAXED);
+			__atomic_store_n(&m->n->pages_2m, got, __ATOMIC_RELAXED);
 		}
 	}
 	return TC_OK;
