@@ -346,6 +346,12 @@ function render_store(array $f, array $store, string $csrf, bool $withBytes): st
     foreach (['evictions' => 'Evictions', 'expirations' => 'Expirations', 'lock_recoveries' => 'Lock recoveries'] as $k => $l) {
         $o .= fig($k, $f[$k], $f[$k] === null ? 'n/a' : number_format($f[$k]), $l);
     }
+    if ($f['huge_pages'] !== null) {
+        // README, "Options of TagCache\Shm", Pages
+        $hp = $f['huge_pages'];
+        $o .= fig('huge_pages', $hp, $hp === 1 ? '2 MB' : '4 KB', 'Memory pages', $hp === 1 ? ''
+            : '<span class="muted">' . ($hp === 0 ? 'the kernel refused 2 MB pages, or under 2 MB' : 'not turned into 2 MB pages yet (huge_pages off?)') . '</span>');
+    }
     $o .= '</dl>';
     // everything else the engine counts (File compactions, Redis errors and reconnects, TwoLevel lag and invalidations)
     $o .= '<details><summary>All of stats()</summary><table class="all">';

@@ -38,6 +38,8 @@ foreach ($p['objects'] as $name => $b) {
         tcr_same((string)$st[$sk], $f[$k] ?? null, "$name: page $k = stats()['$sk']");
     }
     tcr_same((string)$b->getFillingPercentage(), $f['fill'] ?? null, "$name: page fill = getFillingPercentage()");
+    $hp = $st['huge_pages'] ?? null;
+    tcr_same($hp === null ? null : (string)$hp, $f['huge_pages'] ?? null, "$name: page memory pages = stats()['huge_pages'] (none without a segment)");
     if ($name !== 'shop-redis') {
         // Shm and File count reads for every process of the store
         foreach (['hits', 'misses', 'evictions', 'expirations', 'lock_recoveries'] as $k) {
@@ -103,6 +105,7 @@ ok: shop shm: page entries = stats()['entries']
 ok: shop shm: page tags = stats()['tags']
 ok: shop shm: page bytes = stats()['bytes_used']
 ok: shop shm: page fill = getFillingPercentage()
+ok: shop shm: page memory pages = stats()['huge_pages'] (none without a segment)
 ok: shop shm: page hits = stats()['hits']
 ok: shop shm: page misses = stats()['misses']
 ok: shop shm: page evictions = stats()['evictions']
@@ -121,6 +124,7 @@ ok: shop-file: page entries = stats()['entries']
 ok: shop-file: page tags = stats()['tags']
 ok: shop-file: page bytes = stats()['bytes_used']
 ok: shop-file: page fill = getFillingPercentage()
+ok: shop-file: page memory pages = stats()['huge_pages'] (none without a segment)
 ok: shop-file: page hits = stats()['hits']
 ok: shop-file: page misses = stats()['misses']
 ok: shop-file: page evictions = stats()['evictions']
@@ -139,6 +143,7 @@ ok: shop-redis: page entries = stats()['entries']
 ok: shop-redis: page tags = stats()['tags']
 ok: shop-redis: page bytes is the server's used_memory (a positive number)
 ok: shop-redis: page fill = getFillingPercentage()
+ok: shop-redis: page memory pages = stats()['huge_pages'] (none without a segment)
 ok: shop-redis: no hit rate for per-process counters
 ok: shop-redis: the page lists every key of stats()
 ok: shop-redis: viewing the page reads no entry (hits and misses unchanged)

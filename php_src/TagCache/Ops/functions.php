@@ -245,6 +245,7 @@ function shared_counters(string $engine): bool
  * verbatim), fill (getFillingPercentage()), hits, misses, hit_rate (null
  * when there was no read, or when the counters are per process), entries,
  * tags, bytes, evictions, expirations, lock_recoveries, writes,
+ * huge_pages (Shm and TwoLevel: the segment's pages, else null),
  * counters ('store' or 'process'), nodes (server state), and with
  * $withTags the top tags (see top_tags()).
  */
@@ -278,6 +279,9 @@ function collect(array $store, bool $withTags = true, bool $withBytes = false, ?
     foreach (['evictions', 'expirations', 'lock_recoveries'] as $k) {
         $f[$k] = $get($k);
     }
+    // the segment's pages (Shm; TwoLevel's fast level): 1 = 2 MB, 0 = 4 KB
+    // (refused, or a file under 2 MB), -1 = not collapsed yet
+    $f['huge_pages'] = $get('huge_pages') ?? $get('fast.huge_pages');
     if ($withTags) {
         try {
             $f['top'] = top_tags($b, $f['tags'], $withBytes);
